@@ -1,0 +1,71 @@
+// Helpers over DLPack's DLDataType and DLDevice: TVM's dtype strings ("float32", "int8x4", "bool"),
+// element sizes, device names ("cpu", "opencl:1"). Pure functions; thread-safe.
+#ifndef SORUN_RUNTIME_DATA_TYPE_H_
+#define SORUN_RUNTIME_DATA_TYPE_H_
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "runtime/status.h"
+
+// Equality of the (global-namespace) DLPack structs, found by argument-dependent lookup.
+inline bool operator==(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
+inline bool operator==(DLDevice a, DLDevice b) {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+inline bool operator!=(DLDevice a, DLDevice b) { return !(a == b); }
+
+namespace sorun {
+
+// TVM's extra dtype codes beyond DLPack's int/uint/float/bfloat.
+inline constexpr uint8_t kDTypeHandle = 3;      // "handle" (opaque pointer)
+inline constexpr uint8_t kDTypeE4M3Float = 6;   // "e4m3_float8"
+inline constexpr uint8_t kDTypeE5M2Float = 7;   // "e5m2_float8"
+
+inline DLDataType MakeDType(uint8_t code, uint8_t bits, uint16_t lanes = 1) {
+  DLDataType t;
+  t.code = code;
+  t.bits = bits;
+  t.lanes = lanes;
+  return t;
+}
+inline DLDataType Float32() { return MakeDType(kDLFloat, 32); }
+inline DLDataType Int32() { return MakeDType(kDLInt, 32); }
+inline DLDataType Int64() { return MakeDType(kDLInt, 64); }
+inline DLDataType UInt8() { return MakeDType(kDLUInt, 8); }
+inline DLDataType Bool() { return MakeDType(kDLUInt, 1); }
+
+// Parses a TVM dtype string. Errors name the string.
+StatusOr<DLDataType> ParseDType(std::string_view text);
+// The TVM spelling of `t` ("float32", "uint8x4", "bool", "handle").
+std::string DTypeToString(DLDataType t);
+// Bytes per element as TVM's storage planner computes them: (bits * lanes + 7) / 8.
+inline size_t DTypeBytes(DLDataType t) {
+  return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8;
+}
+
+// "cpu", "cuda", "opencl", ... or "device_type_<n>".
+const char* DeviceTypeName(int device_type);
+// "cpu:0", "opencl:1".
+std::string DeviceToString(DLDevice device);
+// Parses "cpu", "cuda:1", "opencl:0", "gpu" (= cuda). Errors name the string.
+StatusOr<DLDevice> ParseDevice(std::string_view text);
+inline DLDevice CpuDevice() { return DLDevice{kDLCPU, 0}; }
+
+// Number of elements of `shape`, or an error if a dimension is negative or the product overflows.
+StatusOr<int64_t> ShapeNumElements(const int64_t* shape, int ndim);
+// Compact byte size of a tensor of `shape` and `dtype` (element count * DTypeBytes), overflow-checked.
+StatusOr<uint64_t> ShapeByteSize(const int64_t* shape, int ndim, DLDataType dtype);
+// "[1, 3, 224, 224]".
+std::string ShapeToString(const int64_t* shape, int ndim);
+
+}  // namespace sorun
+
+#endif  // SORUN_RUNTIME_DATA_TYPE_H_

@@ -1,0 +1,81 @@
+#include "runtime/device_api.h"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "runtime/cpu_device_api.h"
+#include "runtime/data_type.h"
+
+namespace sorun {
+namespace {
+
+constexpr int kMaxDeviceType = 64;
+
+struct DeviceApiTable {
+  std::mutex mutex;
+  std::array<std::atomic<DeviceApi*>, kMaxDeviceType> apis{};
+
+  DeviceApiTable() {
+    for (auto& a : apis) a.store(nullptr, std::memory_order_relaxed);
+    apis[kDLCPU].store(CreateCpuDeviceApi().release(), std::memory_order_release);
+  }
+};
+
+DeviceApiTable& Table() {
+  static DeviceApiTable* table = new DeviceApiTable();  // lives until exit; never destroyed
+  return *table;
+}
+
+}  // namespace
+
+StatusOr<void*> DeviceApi::AllocWorkspace(DLDevice device, size_t nbytes) {
+  return Alloc(device, nbytes, kAllocAlignment);
+}
+
+Status DeviceApi::FreeWorkspace(DLDevice device, void* ptr) {
+  Free(device, ptr);
+  return Status::Ok();
+}
+
+Status RegisterDeviceApi(std::unique_ptr<DeviceApi> api) {
+  if (!api) return InvalidArgument("RegisterDeviceApi: null backend");
+  int type = api->device_type();
+  if (type <= 0 || type >= kMaxDeviceType) {
+    return InvalidArgument("RegisterDeviceApi: device type " + std::to_string(type) + " out of range");
+  }
+  DeviceApiTable& table = Table();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  if (table.apis[type].load(std::memory_order_acquire) != nullptr) {
+    return AlreadyExists(std::string("a backend for device type ") + DeviceTypeName(type) +
+                         " is already registered");
+  }
+  table.apis[type].store(api.release(), std::memory_order_release);
+  return Status::Ok();
+}
+
+StatusOr<DeviceApi*> GetDeviceApi(int device_type) {
+  if (device_type > 0 && device_type < kMaxDeviceType) {
+    DeviceApi* api = Table().apis[device_type].load(std::memory_order_acquire);
+    if (api) return api;
+  }
+  std::string name = DeviceTypeName(device_type);
+  std::string hint;
+  if (device_type == kDLOpenCL) hint = " (link //runtime/opencl and call sorun::RegisterOpenclBackend())";
+  if (device_type == kDLCUDA) hint = " (link //runtime/cuda and call sorun::RegisterCudaBackend())";
+  return Unavailable("no backend for device type " + name + " (" + std::to_string(device_type) +
+                     ") is registered in this process" + hint);
+}
+
+Status CheckDeviceExists(DLDevice device) {
+  SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device.device_type));
+  int count = api->DeviceCount();
+  if (device.device_id < 0 || device.device_id >= count) {
+    return Unavailable("device " + DeviceToString(device) + " is not present (" +
+                       std::to_string(count) + " " + DeviceTypeName(device.device_type) +
+                       " device(s) found)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace sorun

@@ -1,0 +1,63 @@
+// DeviceApi: the one interface every device backend implements (memory, copies, streams, attributes),
+// and the process-wide table of backends keyed by DLDeviceType.
+//
+// The CPU backend is always present. OpenCL and CUDA register themselves when an application calls
+// their explicit Register*Backend() function (see runtime/opencl, runtime/cuda); nothing relies on
+// static initializers. Registered backends live until process exit. All methods are thread-safe.
+#ifndef SORUN_RUNTIME_DEVICE_API_H_
+#define SORUN_RUNTIME_DEVICE_API_H_
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/c_runtime_api.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+// Alignment of every tensor allocation and workspace (TVM's kAllocAlignment / kTempAllocaAlignment).
+inline constexpr size_t kAllocAlignment = 64;
+
+class DeviceApi {
+ public:
+  virtual ~DeviceApi() = default;
+
+  virtual DLDeviceType device_type() const = 0;
+  // Number of devices of this type on this machine; 0 (not an error) when there are none.
+  virtual int DeviceCount() = 0;
+  // Human-readable description of device `id` ("PoCL pthread-skylake ..."), or why it is absent.
+  virtual StatusOr<std::string> Describe(int device_id) = 0;
+  // Makes `device_id` current for the calling thread (TVM's __tvm_set_device).
+  virtual Status SetDevice(int device_id) = 0;
+
+  // Allocates `nbytes` (0 allowed) on `device`. For the CPU the result is a host pointer; for OpenCL a
+  // cl_mem; for CUDA a device pointer. The DLTensor data of a device tensor is this value.
+  virtual StatusOr<void*> Alloc(DLDevice device, size_t nbytes, size_t alignment) = 0;
+  virtual void Free(DLDevice device, void* ptr) = 0;
+
+  // Copies `from` to `to`: both compact, equal byte sizes, one of them on this backend's device type
+  // and the other on the CPU or the same device type. byte_offset of both is honoured.
+  virtual Status Copy(const DLTensor& from, const DLTensor& to, TVMStreamHandle stream) = 0;
+  // Waits until all work queued on `stream` (nullptr = default) of `device` has finished.
+  virtual Status Sync(DLDevice device, TVMStreamHandle stream) = 0;
+
+  // Temporary memory for kernels (TVMBackendAllocWorkspace). Default: Alloc/Free.
+  virtual StatusOr<void*> AllocWorkspace(DLDevice device, size_t nbytes);
+  virtual Status FreeWorkspace(DLDevice device, void* ptr);
+};
+
+// Registers `api` for its device type, replacing nothing: a second registration for the same type is
+// AlreadyExists. Thread-safe.
+Status RegisterDeviceApi(std::unique_ptr<DeviceApi> api);
+// The backend for `device_type`, or Unavailable naming the type and how to enable it.
+StatusOr<DeviceApi*> GetDeviceApi(int device_type);
+// Unavailable unless `device` names a registered backend with device_id < DeviceCount().
+Status CheckDeviceExists(DLDevice device);
+
+}  // namespace sorun
+
+#endif  // SORUN_RUNTIME_DEVICE_API_H_

@@ -1,0 +1,51 @@
+// LibraryModuleNode: the kernel library (TVM's "DSO" / "library" module) — a shared library whose
+// exported TVMBackendPackedCFunc symbols are the module's functions.
+//
+// Opening a library fills the seven __TVM* context slots with this runtime's C API and points
+// __tvm_module_ctx at the library module, so host code can call TVMBackendGetFuncFromEnv on it to
+// reach the device modules it imports. There is at most one LibraryModuleNode per dlopen handle in
+// the process (the context slot is a global of the library): opening the same file again returns
+// the live node, and callers must check `reused` before attaching imports. Thread-safe after loading.
+#ifndef SORUN_RUNTIME_LIBRARY_MODULE_H_
+#define SORUN_RUNTIME_LIBRARY_MODULE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/module.h"
+#include "runtime/shared_library.h"
+
+namespace sorun {
+
+class LibraryModuleNode final : public ModuleNode {
+ public:
+  struct OpenResult {
+    ObjectPtr<LibraryModuleNode> module;
+    bool reused = false;  // true when the node already existed (its imports are already set)
+  };
+  // Opens `path` (or returns the live node for the same dlopen handle).
+  static StatusOr<OpenResult> Open(const std::string& path);
+  ~LibraryModuleNode() override;
+
+  const char* type_key() const override;
+  PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
+  int property_mask() const override { return kModuleRunnable; }
+
+  const ObjectPtr<SharedLibrary>& library() const { return library_; }
+  // Address of a symbol of the library, or nullptr.
+  void* FindSymbol(const char* name) const { return library_->FindSymbol(name); }
+  // How many of the seven context slots the library defines (for tools and tests).
+  int context_slots_filled() const { return context_slots_filled_; }
+
+ private:
+  explicit LibraryModuleNode(ObjectPtr<SharedLibrary> library);
+  void InitContext();
+
+  ObjectPtr<SharedLibrary> library_;
+  int context_slots_filled_ = 0;
+};
+
+}  // namespace sorun
+
+#endif  // SORUN_RUNTIME_LIBRARY_MODULE_H_

@@ -1,0 +1,88 @@
+// Module: a unit of loaded code with named functions and an ordered list of imported modules
+// (TVM's runtime::Module). Kernel libraries, device modules (CUDA, OpenCL) and executor factories
+// are all modules; one loaded model is a tree of them.
+//
+// Ownership: a Module handle owns its node; a node owns its imports. Functions returned by
+// GetFunction keep their module alive. Imports are fixed once loading finishes; after that a module
+// is safe to use from many threads (function lookups are cached under a lock).
+#ifndef SORUN_RUNTIME_MODULE_H_
+#define SORUN_RUNTIME_MODULE_H_
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/binary_writer.h"
+#include "runtime/object.h"
+#include "runtime/packed_func.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+class Module;
+
+// Property bits, as TVM v0.12+ (ModulePropertyMask).
+enum ModuleProperty : int {
+  kModuleBinarySerializable = 0b001,  // SaveToBinary works; the module travels in the blob
+  kModuleRunnable = 0b010,            // functions can be called
+  kModuleDsoExportable = 0b100,       // host code that becomes the shared library itself ("_lib")
+};
+
+class ModuleNode : public Object {
+ public:
+  // Stable type key ("library", "cuda", "opencl", "GraphExecutorFactory"); the blob key.
+  virtual const char* type_key() const = 0;
+  // The function `name` of this module only, or a null PackedFunc. `self` is the owning handle of
+  // this node, for closures that must keep the module alive.
+  virtual PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) = 0;
+  virtual int property_mask() const { return kModuleRunnable; }
+  // Writes this module's payload (blob entry after the type key). Default: Unimplemented.
+  virtual Status SaveToBinary(BinaryWriter* writer) const;
+  // Names of the functions this module knows it has, when it can list them (for tools and tests).
+  virtual std::vector<std::string> ListFunctionNames() const { return {}; }
+
+  const std::vector<Module>& imports() const { return imports_; }
+  // Appends `child` to the imports. Refuses a child that would create an import cycle.
+  // Not thread-safe: only while building or loading a module tree.
+  Status Import(Module child);
+
+  // TVMBackendGetFuncFromEnv: `name` from the imports (each searched recursively, in order), else
+  // from the global registry. Results are cached; the returned function lives as long as this module.
+  StatusOr<PackedFunc> GetFuncFromEnv(std::string_view name);
+
+ private:
+  std::vector<Module> imports_;
+  std::mutex env_mutex_;
+  std::unordered_map<std::string, PackedFunc> env_cache_;
+};
+
+// Handle to a ModuleNode; null by default.
+class Module {
+ public:
+  Module() = default;
+  explicit Module(ObjectPtr<ModuleNode> node) : node_(std::move(node)) {}
+
+  bool defined() const { return static_cast<bool>(node_); }
+  explicit operator bool() const { return defined(); }
+  ModuleNode* get() const { return node_.get(); }
+  ModuleNode* operator->() const { return node_.get(); }
+  const ObjectPtr<ModuleNode>& node() const { return node_; }
+
+  const char* type_key() const { return node_->type_key(); }
+  const std::vector<Module>& imports() const { return node_->imports(); }
+  // The function `name` of this module, else (query_imports) of its imports depth-first in order.
+  PackedFunc GetFunction(std::string_view name, bool query_imports = false) const;
+  Status Import(Module child) const { return node_->Import(std::move(child)); }
+
+  friend bool operator==(const Module& a, const Module& b) { return a.node_ == b.node_; }
+  friend bool operator!=(const Module& a, const Module& b) { return a.node_ != b.node_; }
+
+ private:
+  ObjectPtr<ModuleNode> node_;
+};
+
+}  // namespace sorun
+
+#endif  // SORUN_RUNTIME_MODULE_H_
