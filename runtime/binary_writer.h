@@ -16,7 +16,13 @@ namespace sorun {
 
 class BinaryWriter {
  public:
-  BinaryWriter() = default;
+  // `origin`: the distance of this writer's first byte from a 64-byte aligned address in the final
+  // artifact (8 for a blob payload after its length prefix; 0 for a params file). Writers that align
+  // data, such as the factory's parameter layout, use AbsolutePosition().
+  explicit BinaryWriter(uint64_t origin = 0) : origin_(origin) {}
+
+  uint64_t origin() const { return origin_; }
+  uint64_t AbsolutePosition() const { return origin_ + bytes_.size(); }
 
   void WriteU8(uint8_t v);
   void WriteU16(uint16_t v);
@@ -41,6 +47,7 @@ class BinaryWriter {
   void Reserve(size_t n) { bytes_.reserve(n); }
 
  private:
+  uint64_t origin_ = 0;
   std::string bytes_;
 };
 

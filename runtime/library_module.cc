@@ -63,6 +63,14 @@ LibraryModuleNode::~LibraryModuleNode() {
   }
 }
 
+StatusOr<bool> LibraryModuleNode::AttachImportsOnce(const std::vector<Module>& children) {
+  std::lock_guard<std::mutex> lock(imports_mutex_);
+  if (imports_attached_) return false;
+  for (const Module& child : children) SORUN_RETURN_IF_ERROR(Import(child));
+  imports_attached_ = true;
+  return true;
+}
+
 const char* LibraryModuleNode::type_key() const { return keys::kTypeKeyLibrary; }
 
 void LibraryModuleNode::InitContext() {

@@ -9,6 +9,7 @@
 #ifndef SORUN_RUNTIME_LIBRARY_MODULE_H_
 #define SORUN_RUNTIME_LIBRARY_MODULE_H_
 
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,12 +39,19 @@ class LibraryModuleNode final : public ModuleNode {
   // How many of the seven context slots the library defines (for tools and tests).
   int context_slots_filled() const { return context_slots_filled_; }
 
+  // Attaches `children` as this library's imports the first time it is called for this node; later
+  // calls (another load of the same file) keep the existing imports and return false. Serialised, so
+  // concurrent loads of one file never observe a half-built import list.
+  StatusOr<bool> AttachImportsOnce(const std::vector<Module>& children);
+
  private:
   explicit LibraryModuleNode(ObjectPtr<SharedLibrary> library);
   void InitContext();
 
   ObjectPtr<SharedLibrary> library_;
   int context_slots_filled_ = 0;
+  std::mutex imports_mutex_;
+  bool imports_attached_ = false;
 };
 
 }  // namespace sorun

@@ -133,6 +133,7 @@ StatusOr<Tensor> Tensor::View(const std::vector<int64_t>& shape, DLDataType dtyp
   ObjectPtr<TensorNode> node = NewNode(node_->data, shape, dtype, node_->device);
   node->byte_offset = node_->byte_offset + byte_offset;
   node->memory = node_;  // the parent keeps the storage alive
+  node->read_only = node_->read_only;
   node->memory_bytes = available - byte_offset;
   return Tensor(std::move(node));
 }
@@ -149,7 +150,10 @@ int64_t Tensor::num_elements() const {
 
 std::string Tensor::Describe() const { return defined() ? DescribeDLTensor(*node_) : "undefined tensor"; }
 
-Status Tensor::CopyFrom(const DLTensor& src) const { return CopyTensor(src, *node_); }
+Status Tensor::CopyFrom(const DLTensor& src) const {
+  if (node_->read_only) return FailedPrecondition("cannot write into read-only tensor " + Describe());
+  return CopyTensor(src, *node_);
+}
 Status Tensor::CopyTo(const DLTensor& dst) const { return CopyTensor(*node_, dst); }
 
 StatusOr<Tensor> Tensor::CopyToDevice(DLDevice device) const {

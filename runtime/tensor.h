@@ -32,6 +32,7 @@ class TensorNode final : public DLTensor, public Object {
   std::vector<int64_t> strides_storage;  // empty = compact
   ObjectPtr<Object> memory;              // keeps `data` alive
   uint64_t memory_bytes = 0;             // bytes reachable from data+byte_offset (bounds of views)
+  bool read_only = false;                // data lives in read-only memory (e.g. a mapped library)
 };
 
 class Tensor {
@@ -52,13 +53,15 @@ class Tensor {
   // A view of the same storage with another shape/dtype at `byte_offset` (bounds-checked).
   StatusOr<Tensor> View(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset = 0) const;
 
-  // Copies bytes from/to another tensor of the same byte size, across devices.
+  // Copies bytes from/to another tensor of the same byte size, across devices. CopyFrom into a
+  // read-only tensor is FailedPrecondition.
   Status CopyFrom(const DLTensor& src) const;
   Status CopyTo(const DLTensor& dst) const;
   // A new compact tensor on `device` holding a copy.
   StatusOr<Tensor> CopyToDevice(DLDevice device) const;
 
   bool defined() const { return static_cast<bool>(node_); }
+  bool read_only() const { return node_->read_only; }
   explicit operator bool() const { return defined(); }
   DLTensor* dl() const { return node_.get(); }
   const ObjectPtr<TensorNode>& node() const { return node_; }

@@ -1,0 +1,520 @@
+#include "graph_executor/graph_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "runtime/binary_reader.h"
+#include "runtime/data_type.h"
+#include "runtime/device_api.h"
+#include "runtime/last_error.h"
+#include "runtime/registry_keys.h"
+#include "runtime/tensor_io.h"
+#include "runtime/workspace_pool.h"
+
+namespace sorun {
+
+struct GraphExecutor::Step {
+  enum Kind : uint8_t { kCall, kCopy };
+  TVMBackendPackedCFunc fn = nullptr;  // fast path: a compiled C function
+  PackedFunc func;                     // anything else
+  uint32_t first_arg = 0;
+  uint32_t num_args = 0;
+  uint32_t node_id = 0;
+  Kind kind = kCall;
+};
+
+// Rejects concurrent use of one executor (it is single-threaded by contract).
+class GraphExecutor::BusyGuard {
+ public:
+  explicit BusyGuard(const GraphExecutor& e) : e_(e), acquired_(!e.busy_.exchange(true, std::memory_order_acquire)) {}
+  ~BusyGuard() {
+    if (acquired_) e_.busy_.store(false, std::memory_order_release);
+  }
+  Status status() const {
+    return acquired_ ? Status::Ok()
+                     : FailedPrecondition("graph executor is being used by another thread; an executor is "
+                                          "single-threaded (create one per thread from the factory)");
+  }
+
+ private:
+  const GraphExecutor& e_;
+  bool acquired_;
+};
+
+#define SORUN_EXCLUSIVE()      \
+  BusyGuard busy_guard_(*this); \
+  SORUN_RETURN_IF_ERROR(busy_guard_.status())
+
+GraphExecutor::~GraphExecutor() = default;
+
+StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<const GraphSpec> graph,
+                                                               Module kernel_lib, std::vector<DLDevice> devices,
+                                                               ObjectPtr<SharedWeights> weights) {
+  if (!graph) return InvalidArgument("GraphExecutor::Create: null graph");
+  if (!kernel_lib.defined()) return InvalidArgument("GraphExecutor::Create: null kernel library module");
+  if (devices.empty()) return InvalidArgument("GraphExecutor::Create: no device given");
+  for (const DLDevice& d : devices) SORUN_RETURN_IF_ERROR(CheckDeviceExists(d));
+  std::unique_ptr<GraphExecutor> e(new GraphExecutor());
+  e->graph_ = std::move(graph);
+  e->lib_ = std::move(kernel_lib);
+  e->devices_ = std::move(devices);
+  e->weights_ = std::move(weights);
+  SORUN_RETURN_IF_ERROR(e->Init());
+  return e;
+}
+
+Status GraphExecutor::Init() {
+  const GraphSpec& g = *graph_;
+  const uint32_t n = g.num_entries();
+  for (uint32_t nid : g.arg_nodes) {
+    int index = static_cast<int>(input_entries_.size());
+    input_entries_.push_back(g.entry_id(nid, 0));
+    input_by_name_.emplace(g.nodes[nid].name, index);
+  }
+  loaded_param_.assign(input_entries_.size(), 0);
+  for (const GraphEntryRef& h : g.heads) {
+    int index = static_cast<int>(output_entries_.size());
+    output_entries_.push_back(g.entry_id(h));
+    const std::string& name = g.nodes[h.node_id].name;
+    output_by_name_.emplace(name + ":" + std::to_string(h.index), index);
+    if (h.index == 0) output_by_name_.emplace(name, index);
+  }
+  // Alias groups: __nop outputs share memory with their inputs.
+  alias_root_.resize(n);
+  for (uint32_t e = 0; e < n; ++e) alias_root_[e] = e;
+  auto find = [&](uint32_t x) {
+    while (alias_root_[x] != x) x = alias_root_[x] = alias_root_[alias_root_[x]];
+    return x;
+  };
+  for (uint32_t nid = 0; nid < g.nodes.size(); ++nid) {
+    const GraphNode& node = g.nodes[nid];
+    if (node.is_input() || node.func_name != "__nop") continue;
+    for (const GraphEntryRef& in : node.inputs) {
+      for (uint32_t k = 0; k < node.num_outputs; ++k) {
+        uint32_t a = find(g.entry_id(in)), b = find(g.entry_id(nid, k));
+        if (a != b) alias_root_[b] = a;
+      }
+    }
+  }
+  alias_members_.assign(n, {});
+  for (uint32_t e = 0; e < n; ++e) {
+    alias_root_[e] = find(e);
+    alias_members_[alias_root_[e]].push_back(e);
+  }
+  SORUN_RETURN_IF_ERROR(SetupStorage());
+  return SetupSteps();
+}
+
+Status GraphExecutor::SetupStorage() {
+  const GraphSpec& g = *graph_;
+  const uint32_t n = g.num_entries();
+  // Which entries can be bound to the shared weights: an input whose name has a weight of the same
+  // shape and dtype.
+  bound_param_.assign(n, 0);
+  std::vector<int32_t> param_node(n, -1);
+  if (weights_) {
+    for (uint32_t nid : g.arg_nodes) {
+      const Tensor* w = weights_->Find(g.nodes[nid].name);
+      if (w == nullptr) continue;
+      uint32_t eid = g.entry_id(nid, 0);
+      if (w->dtype() != g.dltype[eid] || w->shape() != g.shape[eid]) {
+        return InvalidArgument("param '" + g.nodes[nid].name + "' is " + w->Describe() + " but the graph expects " +
+                               DTypeToString(g.dltype[eid]) +
+                               ShapeToString(g.shape[eid].data(), static_cast<int>(g.shape[eid].size())));
+      }
+      bound_param_[eid] = 1;
+      param_node[eid] = static_cast<int32_t>(nid);
+    }
+  }
+  std::vector<bool> bound(bound_param_.begin(), bound_param_.end());
+  SORUN_ASSIGN_OR_RETURN(plan_, PlanMemory(g, devices_, bound));
+
+  // Linked parameters (TVM link-params): the library may provide storage for some pools.
+  PackedFunc lookup_linked = lib_.GetFunction(keys::kSymbolLookupLinkedParam, /*query_imports=*/false);
+
+  pools_.assign(plan_.pools.size(), Tensor());
+  for (size_t p = 0; p < plan_.pools.size(); ++p) {
+    const StoragePool& pool = plan_.pools[p];
+    if (pool.weights_only) continue;
+    if (lookup_linked.defined()) {
+      auto linked = lookup_linked(static_cast<int64_t>(pool.storage_id));
+      if (linked.ok() && linked->type_code() == kTVMOpaqueHandle && linked->raw().v_handle) {
+        SORUN_ASSIGN_OR_RETURN(pools_[p], Tensor::Wrap(linked->raw().v_handle, pool.bytes,
+                                                        {static_cast<int64_t>(pool.bytes)}, UInt8(), pool.device,
+                                                        ObjectPtr<Object>(lib_.node())));
+        continue;
+      }
+    }
+    auto t = Tensor::Empty({static_cast<int64_t>((pool.bytes + 3) / 4)}, Float32(), pool.device);
+    if (!t.ok()) {
+      return std::move(t).status().Annotate("allocating storage " + std::to_string(pool.storage_id) + " (" +
+                                            FormatBytes(pool.bytes) + " on " + DeviceToString(pool.device) + ")");
+    }
+    pools_[p] = *t;
+  }
+  entries_.assign(n, Tensor());
+  shared_.assign(n, 0);
+  for (uint32_t eid = 0; eid < n; ++eid) {
+    const StoragePool& pool = plan_.pools[static_cast<size_t>(plan_.entry_pool[eid])];
+    if (bound_param_[eid]) {
+      const std::string& name = g.nodes[static_cast<size_t>(param_node[eid])].name;
+      SORUN_ASSIGN_OR_RETURN(Tensor w, weights_->OnDevice(name, pool.device));
+      if (pool.weights_only) {
+        entries_[eid] = w;
+        shared_[eid] = 1;
+        continue;
+      }
+      // The pool also holds other entries: the weight is copied in (TVM's behaviour).
+      SORUN_ASSIGN_OR_RETURN(entries_[eid], pools_[static_cast<size_t>(plan_.entry_pool[eid])].View(g.shape[eid], g.dltype[eid]));
+      SORUN_RETURN_IF_ERROR_CTX(CopyTensor(*w.dl(), *entries_[eid].dl()), "param '" + name + "'");
+      continue;
+    }
+    auto view = pools_[static_cast<size_t>(plan_.entry_pool[eid])].View(g.shape[eid], g.dltype[eid]);
+    if (!view.ok()) return std::move(view).status().Annotate("entry " + std::to_string(eid));
+    entries_[eid] = *view;
+  }
+  return Status::Ok();
+}
+
+Status GraphExecutor::SetupSteps() {
+  const GraphSpec& g = *graph_;
+  size_t total_args = 0;
+  size_t flat = 0;
+  for (const GraphNode& node : g.nodes) {
+    if (node.is_input() || node.func_name == "__nop") continue;
+    total_args += node.inputs.size() + node.num_outputs;
+    if (node.flatten_data) flat += node.inputs.size() + node.num_outputs;
+  }
+  arg_tensors_.resize(total_args);  // sized once: op argument addresses never move
+  arg_values_.resize(total_args);
+  arg_codes_.assign(total_args, kTVMDLTensorHandle);
+  flat_dims_.resize(flat);
+  entry_args_.assign(g.num_entries(), {});
+  size_t next_arg = 0;
+  size_t next_flat = 0;
+  for (uint32_t nid = 0; nid < g.nodes.size(); ++nid) {
+    const GraphNode& node = g.nodes[nid];
+    if (node.is_input() || node.func_name == "__nop") continue;
+    Step step;
+    step.node_id = nid;
+    step.first_arg = static_cast<uint32_t>(next_arg);
+    std::vector<uint32_t> arg_entries;
+    for (const GraphEntryRef& in : node.inputs) arg_entries.push_back(g.entry_id(in));
+    for (uint32_t k = 0; k < node.num_outputs; ++k) arg_entries.push_back(g.entry_id(nid, k));
+    for (uint32_t eid : arg_entries) {
+      DLTensor& t = arg_tensors_[next_arg];
+      t = *entries_[eid].dl();
+      // Shapes come from the immutable graph: entry tensors are replaced when memory is rebound.
+      t.ndim = static_cast<int32_t>(g.shape[eid].size());
+      t.shape = const_cast<int64_t*>(g.shape[eid].data());
+      t.strides = nullptr;
+      if (node.flatten_data) {
+        flat_dims_[next_flat] = entries_[eid].num_elements();
+        t.ndim = 1;
+        t.shape = &flat_dims_[next_flat++];
+      }
+      arg_values_[next_arg].v_handle = &t;
+      entry_args_[eid].push_back(&t);
+      ++next_arg;
+    }
+    step.num_args = static_cast<uint32_t>(arg_entries.size());
+    if (node.func_name == "__copy") {
+      step.kind = Step::kCopy;
+    } else {
+      PackedFunc f = lib_.GetFunction(node.func_name, /*query_imports=*/true);
+      if (!f.defined()) {
+        return NotFound(g.DescribeNode(nid) + ": kernel function '" + node.func_name +
+                        "' is not in the kernel library or its imports");
+      }
+      step.fn = f.get()->c_function();
+      step.func = std::move(f);
+    }
+    steps_.push_back(std::move(step));
+  }
+  return Status::Ok();
+}
+
+Status GraphExecutor::Run() {
+  SORUN_EXCLUSIVE();
+  TVMValue* values = arg_values_.data();
+  int* codes = arg_codes_.data();
+  for (const Step& s : steps_) {
+    if (s.fn != nullptr) {
+      TVMValue rv;
+      int rcode;
+      int rc = s.fn(values + s.first_arg, codes + s.first_arg, static_cast<int>(s.num_args), &rv, &rcode, nullptr);
+      if (rc != 0) return KernelError(s.func.name(), rc).Annotate(graph_->DescribeNode(s.node_id));
+    } else if (s.kind == Step::kCall) {
+      Status st = s.func.CallPacked(PackedArgs(values + s.first_arg, codes + s.first_arg, static_cast<int>(s.num_args)),
+                                    nullptr);
+      if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
+    } else {
+      Status st = CopyTensor(arg_tensors_[s.first_arg], arg_tensors_[s.first_arg + 1]);
+      if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
+    }
+  }
+  uint64_t ws = WorkspacePool::ThreadLocal().reserved_bytes();
+  for (DeviceMemory& d : plan_.devices) {
+    if (d.device.device_type == kDLCPU && ws > d.workspace_bytes) d.workspace_bytes = ws;
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
+  if (repeat < 1) return InvalidArgument("Profile: repeat must be at least 1");
+  SORUN_RETURN_IF_ERROR(Run());
+  SORUN_EXCLUSIVE();
+  std::vector<NodeProfile> out;
+  for (const Step& s : steps_) {
+    NodeProfile p;
+    p.node_id = s.node_id;
+    p.name = graph_->nodes[s.node_id].name;
+    p.func_name = graph_->nodes[s.node_id].func_name;
+    double total = 0, best = 1e300;
+    for (int r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      Status st;
+      if (s.kind == Step::kCopy) {
+        st = CopyTensor(arg_tensors_[s.first_arg], arg_tensors_[s.first_arg + 1]);
+      } else {
+        st = s.func.CallPacked(PackedArgs(arg_values_.data() + s.first_arg, arg_codes_.data() + s.first_arg,
+                                          static_cast<int>(s.num_args)),
+                               nullptr);
+      }
+      // Device work is asynchronous: wait for it so the time is the operator's.
+      for (const DLDevice& d : devices_) {
+        if (d.device_type != kDLCPU) {
+          auto api = GetDeviceApi(d.device_type);
+          if (api.ok()) (*api)->Sync(d, nullptr).IgnoreError();
+        }
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
+      double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      total += us;
+      best = std::min(best, us);
+    }
+    p.mean_us = total / repeat;
+    p.min_us = best;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Status GraphExecutor::CheckIndex(int index, int count, const char* what) const {
+  if (index < 0 || index >= count) {
+    return OutOfRange(std::string(what) + " index " + std::to_string(index) + " out of range (the graph has " +
+                      std::to_string(count) + ")");
+  }
+  return Status::Ok();
+}
+
+StatusOr<int> GraphExecutor::GetInputIndex(std::string_view name) const {
+  auto it = input_by_name_.find(std::string(name));
+  if (it != input_by_name_.end()) return it->second;
+  std::string names;
+  for (size_t i = 0; i < input_entries_.size() && i < 16; ++i) {
+    uint32_t nid = graph_->arg_nodes[i];
+    if (bound_param_[input_entries_[i]]) continue;
+    names += (names.empty() ? "" : ", ") + graph_->nodes[nid].name;
+  }
+  return NotFound("the graph has no input named '" + std::string(name) + "' (inputs: " + names + ")");
+}
+
+StatusOr<int> GraphExecutor::GetOutputIndex(std::string_view name) const {
+  auto it = output_by_name_.find(std::string(name));
+  if (it != output_by_name_.end()) return it->second;
+  return NotFound("the graph has no output named '" + std::string(name) + "'");
+}
+
+Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* what) const {
+  const GraphSpec& g = *graph_;
+  const auto& shape = g.shape[eid];
+  bool same_shape = v.ndim == static_cast<int>(shape.size()) &&
+                    (v.ndim == 0 || std::equal(shape.begin(), shape.end(), v.shape));
+  if (v.dtype != g.dltype[eid] || !same_shape) {
+    return InvalidArgument(std::string(what) + ": expected " + DTypeToString(g.dltype[eid]) +
+                           ShapeToString(shape.data(), static_cast<int>(shape.size())) + ", got " +
+                           DTypeToString(v.dtype) + ShapeToString(v.shape, v.ndim));
+  }
+  return Status::Ok();
+}
+
+Status GraphExecutor::CheckZeroCopyTarget(uint32_t eid, const DLTensor& v, const std::string& what) const {
+  const DLDevice device = plan_.entry_device[eid];
+  if (v.device != device) {
+    return InvalidArgument(what + ": tensor is on " + DeviceToString(v.device) + " but the graph keeps it on " +
+                           DeviceToString(device));
+  }
+  if (v.data == nullptr) return InvalidArgument(what + ": tensor has no data");
+  if (!IsCompact(v)) return InvalidArgument(what + ": tensor is not compact");
+  if (device.device_type == kDLCPU) {
+    uintptr_t address = reinterpret_cast<uintptr_t>(v.data) + v.byte_offset;
+    if (address % kAllocAlignment != 0) {
+      return InvalidArgument(what + ": data address is not 64-byte aligned (kernels assume it)");
+    }
+  } else if (v.byte_offset != 0) {
+    return InvalidArgument(what + ": device tensors must have byte_offset 0");
+  }
+  return Status::Ok();
+}
+
+Status GraphExecutor::SetInput(int index, const DLTensor& value) {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
+  SORUN_EXCLUSIVE();
+  uint32_t eid = input_entries_[static_cast<size_t>(index)];
+  const std::string what = "set_input '" + graph_->nodes[graph_->arg_nodes[static_cast<size_t>(index)]].name + "'";
+  SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
+  if (shared_[eid]) SORUN_RETURN_IF_ERROR(MakePrivate(eid));
+  return CopyTensor(value, *entries_[eid].dl()).Annotate(what);
+}
+
+Status GraphExecutor::SetInput(std::string_view name, const DLTensor& value) {
+  SORUN_ASSIGN_OR_RETURN(int index, GetInputIndex(name));
+  return SetInput(index, value);
+}
+
+Status GraphExecutor::MakePrivate(uint32_t eid) {
+  const GraphSpec& g = *graph_;
+  const DLDevice device = plan_.entry_device[eid];
+  uint64_t bytes = 0;
+  for (uint32_t m : alias_members_[alias_root_[eid]]) bytes = std::max(bytes, g.EntryBytes(m));
+  SORUN_ASSIGN_OR_RETURN(Tensor storage, Tensor::Empty({static_cast<int64_t>(bytes)}, UInt8(), device));
+  // Keep the current content (the shared weight) so a partial overwrite is still correct.
+  DLTensor src = *entries_[eid].dl();
+  DLTensor dst = *storage.dl();
+  dst.ndim = src.ndim;
+  dst.shape = src.shape;
+  dst.dtype = src.dtype;
+  SORUN_RETURN_IF_ERROR(CopyTensor(src, dst));
+  Rebind(eid, storage.data(), 0, storage.node());
+  for (uint32_t m : alias_members_[alias_root_[eid]]) shared_[m] = 0;
+  return Status::Ok();
+}
+
+void GraphExecutor::Rebind(uint32_t eid, void* data, uint64_t byte_offset, ObjectPtr<Object> owner) {
+  const GraphSpec& g = *graph_;
+  for (uint32_t m : alias_members_[alias_root_[eid]]) {
+    for (DLTensor* a : entry_args_[m]) {
+      a->data = data;
+      a->byte_offset = byte_offset;
+    }
+    auto t = Tensor::Wrap(data, g.EntryBytes(m) + byte_offset, g.shape[m], g.dltype[m], plan_.entry_device[m], owner);
+    if (t.ok()) {
+      t->dl()->byte_offset = byte_offset;
+      entries_[m] = *t;
+    }
+  }
+}
+
+Status GraphExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
+  SORUN_EXCLUSIVE();
+  uint32_t eid = input_entries_[static_cast<size_t>(index)];
+  const std::string what =
+      "set_input_zero_copy '" + graph_->nodes[graph_->arg_nodes[static_cast<size_t>(index)]].name + "'";
+  SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
+  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(eid, value, what));
+  Rebind(eid, value.data, value.byte_offset, std::move(owner));
+  for (uint32_t m : alias_members_[alias_root_[eid]]) shared_[m] = 1;  // not ours: never written by set_input
+  return Status::Ok();
+}
+
+Status GraphExecutor::SetOutputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
+  SORUN_EXCLUSIVE();
+  uint32_t eid = output_entries_[static_cast<size_t>(index)];
+  const std::string what = "set_output_zero_copy " + std::to_string(index);
+  SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
+  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(eid, value, what));
+  if (bound_param_[eid]) return InvalidArgument(what + ": the output is a bound parameter");
+  Rebind(eid, value.data, value.byte_offset, std::move(owner));
+  return Status::Ok();
+}
+
+StatusOr<Tensor> GraphExecutor::GetInput(int index) const {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
+  return entries_[input_entries_[static_cast<size_t>(index)]];
+}
+
+StatusOr<Tensor> GraphExecutor::GetOutput(int index) const {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
+  return entries_[output_entries_[static_cast<size_t>(index)]];
+}
+
+Status GraphExecutor::CopyOutputTo(int index, const DLTensor& out) const {
+  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
+  uint32_t eid = output_entries_[static_cast<size_t>(index)];
+  const std::string what = "get_output " + std::to_string(index);
+  SORUN_RETURN_IF_ERROR(CheckBinding(eid, out, what.c_str()));
+  return CopyTensor(*entries_[eid].dl(), out).Annotate(what);
+}
+
+Status GraphExecutor::LoadParams(std::string_view params_bytes) {
+  BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
+  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
+  if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
+  // Validate every name before writing anything.
+  std::vector<int> indices;
+  for (const auto& kv : params) {
+    auto it = input_by_name_.find(kv.first);
+    if (it == input_by_name_.end()) {
+      return InvalidArgument("load_params: '" + kv.first + "' is not an input of this graph");
+    }
+    SORUN_RETURN_IF_ERROR(CheckBinding(input_entries_[static_cast<size_t>(it->second)], *kv.second.dl(),
+                                       ("load_params '" + kv.first + "'").c_str()));
+    indices.push_back(it->second);
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    SORUN_RETURN_IF_ERROR(SetInput(indices[i], *params[i].second.dl()));
+    loaded_param_[static_cast<size_t>(indices[i])] = 1;
+  }
+  return Status::Ok();
+}
+
+Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view params_bytes) {
+  BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
+  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
+  SORUN_EXCLUSIVE();
+  for (const auto& kv : params) {
+    auto mine = input_by_name_.find(kv.first);
+    auto theirs = other.input_by_name_.find(kv.first);
+    if (mine == input_by_name_.end() || theirs == other.input_by_name_.end()) {
+      return InvalidArgument("share_params: '" + kv.first + "' is not an input of both graphs");
+    }
+    uint32_t eid = input_entries_[static_cast<size_t>(mine->second)];
+    const Tensor& src = other.entries_[other.input_entries_[static_cast<size_t>(theirs->second)]];
+    SORUN_RETURN_IF_ERROR(CheckBinding(eid, *src.dl(), ("share_params '" + kv.first + "'").c_str()));
+    if (src.device() != plan_.entry_device[eid]) {
+      return InvalidArgument("share_params '" + kv.first + "': the other executor holds it on " +
+                             DeviceToString(src.device()));
+    }
+    Rebind(eid, src.data(), src.dl()->byte_offset, src.node());
+    for (uint32_t m : alias_members_[alias_root_[eid]]) shared_[m] = 1;
+  }
+  return Status::Ok();
+}
+
+std::vector<TensorInfo> GraphExecutor::InputInfo(bool include_params) const {
+  std::vector<TensorInfo> out;
+  for (size_t i = 0; i < input_entries_.size(); ++i) {
+    uint32_t eid = input_entries_[i];
+    bool is_param = bound_param_[eid] != 0;
+    if (!include_params && (is_param || loaded_param_[i])) continue;
+    out.push_back(TensorInfo{graph_->nodes[graph_->arg_nodes[i]].name, graph_->shape[eid], graph_->dltype[eid], is_param});
+  }
+  return out;
+}
+
+std::vector<TensorInfo> GraphExecutor::OutputInfo() const {
+  std::vector<TensorInfo> out;
+  for (size_t i = 0; i < output_entries_.size(); ++i) {
+    uint32_t eid = output_entries_[i];
+    const GraphEntryRef& h = graph_->heads[i];
+    out.push_back(TensorInfo{graph_->nodes[h.node_id].name, graph_->shape[eid], graph_->dltype[eid], false});
+  }
+  return out;
+}
+
+}  // namespace sorun

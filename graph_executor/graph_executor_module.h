@@ -1,0 +1,40 @@
+// GraphExecutorModuleNode: a GraphExecutor as a module, with TVM's PackedFunc names (set_input,
+// set_input_zero_copy, set_output_zero_copy, run, get_output, get_input, get_num_inputs,
+// get_num_outputs, get_input_index, get_input_info, get_output_info, load_params, share_params,
+// run_individual/profile, get_memory_plan). A thin layer over the typed GraphExecutor API; maps and
+// arrays, which sorun's packed values cannot hold, are returned as JSON strings. Single-threaded
+// like the executor it owns.
+#ifndef SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_MODULE_H_
+#define SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_MODULE_H_
+
+#include <memory>
+
+#include "graph_executor/graph_executor.h"
+#include "runtime/module.h"
+
+namespace sorun {
+
+class GraphExecutorModuleNode final : public ModuleNode {
+ public:
+  explicit GraphExecutorModuleNode(std::unique_ptr<GraphExecutor> executor) : executor_(std::move(executor)) {}
+  const char* type_key() const override;
+  PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
+  std::vector<std::string> ListFunctionNames() const override;
+  GraphExecutor& executor() { return *executor_; }
+
+ private:
+  std::unique_ptr<GraphExecutor> executor_;
+};
+
+Module MakeGraphExecutorModule(std::unique_ptr<GraphExecutor> executor);
+// The executor inside a module made by MakeGraphExecutorModule, or nullptr.
+GraphExecutor* AsGraphExecutor(const Module& module);
+
+// {"shape": {"name": [dims]}, "dtype": {"name": "float32"}} (TVM's get_input_info layout).
+std::string TensorInfoToJson(const std::vector<TensorInfo>& infos);
+// The memory plan as JSON: {"devices": [{"device", "weight_bytes", "activation_bytes", "workspace_bytes"}]}.
+std::string MemoryPlanToJson(const MemoryPlan& plan);
+
+}  // namespace sorun
+
+#endif  // SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_MODULE_H_

@@ -1,0 +1,108 @@
+#include "graph_executor/memory_plan.h"
+
+#include <cstdio>
+#include <map>
+
+#include "runtime/data_type.h"
+
+namespace sorun {
+
+std::string FormatBytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  } else if (bytes < (1ull << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  } else if (bytes < (1ull << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / 1073741824.0);
+  }
+  return buf;
+}
+
+uint64_t MemoryPlan::total_activation_bytes() const {
+  uint64_t n = 0;
+  for (const auto& d : devices) n += d.activation_bytes;
+  return n;
+}
+
+uint64_t MemoryPlan::total_weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& d : devices) n += d.weight_bytes;
+  return n;
+}
+
+std::string MemoryPlan::Describe() const {
+  std::string s;
+  for (const auto& d : devices) {
+    s += DeviceToString(d.device) + ": weights " + FormatBytes(d.weight_bytes) + ", activations " +
+         FormatBytes(d.activation_bytes) + ", workspace " + FormatBytes(d.workspace_bytes) + "\n";
+  }
+  return s;
+}
+
+StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevice>& devices,
+                                const std::vector<bool>& bound_param_entries) {
+  if (devices.empty()) return InvalidArgument("an executor needs at least one device");
+  const uint32_t n = graph.num_entries();
+  MemoryPlan plan;
+  plan.entry_pool.assign(n, -1);
+  plan.entry_device.assign(n, devices[0]);
+  for (const DLDevice& d : devices) {
+    bool seen = false;
+    for (const auto& m : plan.devices) seen = seen || (m.device == d);
+    if (!seen) plan.devices.push_back(DeviceMemory{d, 0, 0, 0});
+  }
+  auto device_for_type = [&](int type, uint32_t eid) -> StatusOr<DLDevice> {
+    for (const DLDevice& d : devices) {
+      if (d.device_type == type) return d;
+    }
+    std::string have;
+    for (const DLDevice& d : devices) have += (have.empty() ? "" : ", ") + DeviceToString(d);
+    return InvalidArgument("graph entry " + std::to_string(eid) + " must live on a " + DeviceTypeName(type) +
+                           " device but the executor was created with " + have);
+  };
+
+  std::map<int64_t, size_t> pool_of_sid;
+  for (uint32_t eid = 0; eid < n; ++eid) {
+    DLDevice dev = devices[0];
+    if (!graph.device_index.empty()) {
+      SORUN_ASSIGN_OR_RETURN(dev, device_for_type(graph.device_index[eid], eid));
+    }
+    plan.entry_device[eid] = dev;
+    int64_t sid = graph.storage_id[eid];
+    auto it = pool_of_sid.find(sid);
+    if (it == pool_of_sid.end()) {
+      it = pool_of_sid.emplace(sid, plan.pools.size()).first;
+      StoragePool pool;
+      pool.storage_id = sid;
+      pool.device = dev;
+      pool.weights_only = true;
+      plan.pools.push_back(pool);
+    }
+    StoragePool& pool = plan.pools[it->second];
+    if (pool.device != dev) {
+      return InvalidArgument("storage " + std::to_string(sid) + " is used on " + DeviceToString(pool.device) +
+                             " and on " + DeviceToString(dev) + " (entry " + std::to_string(eid) + ")");
+    }
+    uint64_t bytes = graph.EntryBytes(eid);
+    if (bytes > pool.bytes) pool.bytes = bytes;
+    pool.entries.push_back(eid);
+    if (eid >= bound_param_entries.size() || !bound_param_entries[eid]) pool.weights_only = false;
+    plan.entry_pool[eid] = static_cast<int32_t>(it->second);
+  }
+  for (const StoragePool& pool : plan.pools) {
+    for (auto& d : plan.devices) {
+      if (d.device != pool.device) continue;
+      if (pool.weights_only) {
+        d.weight_bytes += pool.bytes;
+      } else {
+        d.activation_bytes += pool.bytes;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace sorun

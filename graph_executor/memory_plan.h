@@ -1,0 +1,64 @@
+// MemoryPlan: where every graph entry lives, decided before anything is allocated (docs/format.md
+// section 6.2, TVM's SetupStorage).
+//
+// One storage pool per storage_id, on the device its entries ask for (device_index, else the first
+// executor device), sized for the largest entry using it; entries are views of their pool. Pools whose
+// only entries are parameters supplied by the factory are not allocated: those entries point at the
+// shared, read-only weights. The plan reports bytes per device (weights, activations) so callers see
+// memory use before the first run. Pure data; thread-compatible.
+#ifndef SORUN_GRAPH_EXECUTOR_MEMORY_PLAN_H_
+#define SORUN_GRAPH_EXECUTOR_MEMORY_PLAN_H_
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph_executor/graph_json.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+struct StoragePool {
+  int64_t storage_id = 0;
+  DLDevice device{kDLCPU, 0};
+  uint64_t bytes = 0;
+  std::vector<uint32_t> entries;
+  // True when every entry of the pool is a bound parameter: nothing is allocated.
+  bool weights_only = false;
+};
+
+// Bytes per device.
+struct DeviceMemory {
+  DLDevice device{kDLCPU, 0};
+  uint64_t weight_bytes = 0;      // shared parameters (once per device, whatever the executor count)
+  uint64_t activation_bytes = 0;  // pools this executor allocates
+  uint64_t workspace_bytes = 0;   // kernel workspace reserved so far (measured; 0 before a run)
+};
+
+struct MemoryPlan {
+  std::vector<StoragePool> pools;
+  std::vector<int32_t> entry_pool;  // entry id -> index into pools
+  std::vector<DLDevice> entry_device;
+  std::vector<DeviceMemory> devices;
+
+  uint64_t total_activation_bytes() const;
+  uint64_t total_weight_bytes() const;
+  // One line per device: "cpu:0 weights 1.2 MiB, activations 300.0 KiB, workspace 0 B".
+  std::string Describe() const;
+};
+
+// Plans storage for `graph` on `devices` (first = default). `bound_param_entries[e]` is true when
+// entry e is a parameter the executor will bind to shared weights (of `bound_param_bytes[e]`).
+// Errors: a pool used by entries on different devices, a device type requested by device_index
+// that `devices` lacks.
+StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevice>& devices,
+                                const std::vector<bool>& bound_param_entries);
+
+// "1.5 MiB".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace sorun
+
+#endif  // SORUN_GRAPH_EXECUTOR_MEMORY_PLAN_H_

@@ -1,0 +1,136 @@
+#include "serialization/loader.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "runtime/blob_loader.h"
+#include "runtime/library_module.h"
+#include "runtime/registry_keys.h"
+#include "serialization/blob_checksum.h"
+#include "serialization/module_blob.h"
+#include "serialization/subprocess.h"
+#include "serialization/tar_archive.h"
+
+namespace sorun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// st_size of the dynamic symbol at `addr` (0 if unknown).
+uint64_t SymbolSize(void* addr) {
+  Dl_info info;
+  const ElfW(Sym)* sym = nullptr;
+  if (dladdr1(addr, &info, reinterpret_cast<void**>(&sym), RTLD_DL_SYMENT) == 0 || sym == nullptr) return 0;
+  return sym->st_size;
+}
+
+bool ChecksumVerificationEnabled(const LoadOptions& options) {
+  if (!options.verify_checksum) return false;
+  const char* env = std::getenv("SORUN_VERIFY_CHECKSUM");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+
+StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {
+  SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(path));
+  ObjectPtr<LibraryModuleNode> lib = opened.module;
+  Module lib_module{ObjectPtr<ModuleNode>(lib)};
+
+  const uint8_t* blob = static_cast<const uint8_t*>(lib->FindSymbol(keys::kSymbolDevMblob));
+  if (blob == nullptr) {
+    if (lib->FindSymbol(keys::kSymbolFfiLibraryBin) || lib->FindSymbol(keys::kSymbolFfiLibraryBinV22)) {
+      return Unimplemented(path + ": built by TVM v0.21 or later (tvm-ffi ABI, __tvm_ffi_*_library_bin); sorun "
+                                  "loads the legacy ABI of TVM v0.8 - v0.20");
+    }
+    return lib_module;  // a plain kernel library
+  }
+  const std::string section = path + ": " + keys::kSymbolDevMblob;
+  uint64_t symbol_size = SymbolSize(const_cast<uint8_t*>(blob));
+  SORUN_ASSIGN_OR_RETURN(uint64_t payload_size, ReadBlobPrefix(blob, symbol_size, section));
+
+  if (ChecksumVerificationEnabled(options)) {
+    if (const void* record = lib->FindSymbol(keys::kSymbolBlobChecksum)) {
+      SORUN_RETURN_IF_ERROR_CTX(VerifyBlobChecksum(blob, 8 + payload_size, record, SymbolSize(const_cast<void*>(record))),
+                                path);
+    }
+  }
+
+  BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8,
+                      ObjectPtr<Object>(lib->library()));
+  std::vector<Module> modules;
+  BlobLayout layout;
+  Status parsed = ParseModuleBlob(
+      reader,
+      [&](size_t index, const std::string& type_key, BinaryReader& r) -> Status {
+        SORUN_ASSIGN_OR_RETURN(Module m, RunBlobLoader(type_key, r));
+        modules.resize(index + 1);
+        modules[index] = std::move(m);
+        return Status::Ok();
+      },
+      &layout);
+  if (!parsed.ok()) return std::move(parsed).Annotate(section);
+  modules.resize(layout.modules.size());
+  if (layout.lib_index >= 0) modules[static_cast<size_t>(layout.lib_index)] = lib_module;
+
+  // Rebuild the imports. Everything below was validated; the kernel library is attached last.
+  std::vector<Module> lib_children;
+  Module root;
+  if (!layout.has_import_tree) {
+    lib_children = modules;  // legacy layout: the library imports everything in blob order
+    root = lib_module;
+  } else {
+    for (size_t i = 0; i < modules.size(); ++i) {
+      for (uint64_t c : layout.Children(i)) {
+        if (static_cast<int>(i) == layout.lib_index) {
+          lib_children.push_back(modules[c]);
+        } else {
+          SORUN_RETURN_IF_ERROR_CTX(modules[i].Import(modules[c]), section);
+        }
+      }
+    }
+    root = modules[0];
+  }
+  if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
+    SORUN_RETURN_IF_ERROR_CTX(lib->AttachImportsOnce(lib_children).status(), section);
+  }
+  return root;
+}
+
+StatusOr<Module> LoadTar(const std::string& path, const LoadOptions& options) {
+  SORUN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("sorun_tar"));
+  SORUN_ASSIGN_OR_RETURN(std::vector<std::string> files, ExtractTarFile(path, dir.path()));
+  std::vector<std::string> cmd = {CCompiler(options.cc), "-shared", "-o", dir.path() + "/lib.so"};
+  std::vector<std::string> archives;
+  for (const std::string& f : files) {
+    std::string ext = fs::path(f).extension().string();
+    if (ext == ".o") cmd.push_back(f);
+    if (ext == ".a") archives.push_back(f);
+  }
+  if (cmd.size() == 4 && archives.empty()) return DataLoss(path + ": the archive holds no object files");
+  if (!archives.empty()) {
+    cmd.push_back("-Wl,--whole-archive");
+    cmd.insert(cmd.end(), archives.begin(), archives.end());
+    cmd.push_back("-Wl,--no-whole-archive");
+  }
+  cmd.push_back("-lm");
+  SORUN_RETURN_IF_ERROR_CTX(RunCommand(cmd), path + ": linking the archived objects");
+  // The mapping stays valid after the temporary directory is removed.
+  auto loaded = LoadSharedLibrary(dir.path() + "/lib.so", options);
+  if (!loaded.ok()) return std::move(loaded).status().Annotate(path);
+  return loaded;
+}
+
+}  // namespace
+
+StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options) {
+  std::string ext = fs::path(path).extension().string();
+  if (ext == ".tar") return LoadTar(path, options);
+  return LoadSharedLibrary(path, options);
+}
+
+}  // namespace sorun

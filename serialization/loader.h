@@ -1,0 +1,38 @@
+// LoadModule (TVM's runtime.load_module for shared libraries): one file in, the module tree out.
+//
+//   .so (also .dll/.dylib/.dso): dlopen (RTLD_NOW | RTLD_LOCAL), fill the context slots, then
+//     - no __tvm_dev_mblob: the kernel library itself is the root;
+//     - a blob with _import_tree: every entry is rebuilt ("_lib" = the kernel library, other keys by
+//       the loader registered as runtime.module.loadbinary_<key>), imports are restored from the CSR
+//       tree and module 0 is the root (normally the GraphExecutorFactory);
+//     - a blob without _import_tree (pre-v0.7 exporters): the kernel library is the root and imports
+//       every loaded module in blob order.
+//   .tar: the archived objects are linked with the system compiler into a temporary library, which
+//     is then loaded as above.
+// __tvm_module_ctx of the library points at the kernel-library module. The blob is parsed in place
+// (zero-copy; parameter tensors may point into the mapped file) and fully validated before any
+// import is attached, so a failed load leaves nothing behind. Loading is thread-safe; two loads of
+// the same file share the kernel-library module and its device modules.
+#ifndef SORUN_SERIALIZATION_LOADER_H_
+#define SORUN_SERIALIZATION_LOADER_H_
+
+#include <string>
+
+#include "runtime/module.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+struct LoadOptions {
+  // Verify the __sorun_blob_checksum record when the library has one (costs one pass over the
+  // blob). The environment variable SORUN_VERIFY_CHECKSUM=0 also turns it off.
+  bool verify_checksum = true;
+  // Compiler driver for .tar files; empty = $CC, else cc.
+  std::string cc;
+};
+
+StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace sorun
+
+#endif  // SORUN_SERIALIZATION_LOADER_H_

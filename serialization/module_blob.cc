@@ -1,0 +1,155 @@
+#include "serialization/module_blob.h"
+
+#include <set>
+
+#include "runtime/registry_keys.h"
+
+namespace sorun {
+
+std::vector<uint64_t> BlobLayout::Children(size_t i) const {
+  if (!has_import_tree || i + 1 >= row_ptr.size()) return {};
+  return std::vector<uint64_t>(child_indices.begin() + static_cast<std::ptrdiff_t>(row_ptr[i]),
+                               child_indices.begin() + static_cast<std::ptrdiff_t>(row_ptr[i + 1]));
+}
+
+StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, const std::string& section) {
+  if (symbol_size != 0 && symbol_size < 8) {
+    return DataLoss(section + ": the symbol holds " + std::to_string(symbol_size) +
+                    " bytes, fewer than the 8-byte length prefix");
+  }
+  uint64_t nbytes = 0;
+  for (int i = 0; i < 8; ++i) nbytes |= static_cast<uint64_t>(blob[i]) << (8 * i);
+  if (symbol_size != 0 && nbytes > symbol_size - 8) {
+    return DataLoss(section + " byte 0: length prefix claims " + std::to_string(nbytes) +
+                    " payload bytes but the symbol holds only " + std::to_string(symbol_size - 8));
+  }
+  return nbytes;
+}
+
+Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, BlobLayout* layout) {
+  *layout = BlobLayout();
+  layout->payload_size = reader.remaining();
+  uint64_t count_at = reader.offset();
+  uint64_t count = 0;
+  SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64(&count), "entry count");
+  if (count > reader.remaining() / 8) {
+    return reader.ErrorAt(count_at, "entry count " + std::to_string(count) + " is impossible with " +
+                                        std::to_string(reader.remaining()) + " bytes left");
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t key_at = reader.offset();
+    std::string key;
+    SORUN_RETURN_IF_ERROR_CTX(reader.ReadString(&key, "type key"), "entry " + std::to_string(i));
+    if (key == keys::kTypeKeyImportTree) {
+      if (layout->has_import_tree) return reader.ErrorAt(key_at, "second _import_tree entry");
+      layout->has_import_tree = true;
+      SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64Vector(&layout->row_ptr, "row_ptr"), "_import_tree");
+      SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64Vector(&layout->child_indices, "child_indices"), "_import_tree");
+      continue;
+    }
+    BlobModuleEntry entry;
+    entry.type_key = key;
+    entry.key_offset = key_at;
+    entry.payload_offset = reader.offset();
+    size_t index = layout->modules.size();
+    if (key == keys::kTypeKeyLib) {
+      if (layout->lib_index >= 0) {
+        return reader.ErrorAt(key_at, "multiple DSO modules (_lib entries " + std::to_string(layout->lib_index) +
+                                          " and " + std::to_string(index) +
+                                          "): the blob was written by a pre-v0.8 exporter");
+      }
+      layout->lib_index = static_cast<int>(index);
+    } else {
+      if (key.empty()) return reader.ErrorAt(key_at, "entry " + std::to_string(i) + " has an empty type key");
+      size_t before = reader.position();
+      Status s = handler(index, key, reader);
+      if (!s.ok()) {
+        return std::move(s).Annotate("entry " + std::to_string(i) + " ('" + key + "', type key at byte " +
+                                     std::to_string(key_at) + ")");
+      }
+      if (reader.position() < before) {
+        return Internal("payload handler for '" + key + "' moved the reader backwards");
+      }
+      entry.payload_size = reader.position() - before;
+    }
+    layout->modules.push_back(std::move(entry));
+  }
+  if (!reader.at_end()) {
+    return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the " + std::to_string(count) +
+                        " entries");
+  }
+  if (!layout->has_import_tree && layout->lib_index >= 0) {
+    return DataLoss("blob has a _lib entry but no _import_tree: cannot place the kernel library");
+  }
+  if (layout->has_import_tree) SORUN_RETURN_IF_ERROR_CTX(ValidateImportTree(*layout), "_import_tree");
+  return Status::Ok();
+}
+
+Status ValidateImportTree(const BlobLayout& layout) {
+  const size_t n = layout.modules.size();
+  const auto& row_ptr = layout.row_ptr;
+  const auto& child = layout.child_indices;
+  if (n == 0) return DataLoss("import tree present but the blob holds no modules");
+  if (row_ptr.size() != n + 1) {
+    return DataLoss("row_ptr has " + std::to_string(row_ptr.size()) + " entries, expected " + std::to_string(n + 1) +
+                    " (modules + 1)");
+  }
+  if (row_ptr[0] != 0) return DataLoss("row_ptr[0] is " + std::to_string(row_ptr[0]) + ", expected 0");
+  for (size_t i = 0; i < n; ++i) {
+    if (row_ptr[i + 1] < row_ptr[i]) {
+      return DataLoss("row_ptr is not monotonic: row_ptr[" + std::to_string(i + 1) + "] = " +
+                      std::to_string(row_ptr[i + 1]) + " < row_ptr[" + std::to_string(i) + "] = " +
+                      std::to_string(row_ptr[i]));
+    }
+  }
+  if (row_ptr[n] != child.size()) {
+    return DataLoss("row_ptr ends at " + std::to_string(row_ptr[n]) + " but there are " +
+                    std::to_string(child.size()) + " child indices");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    std::set<uint64_t> seen;
+    for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+      uint64_t c = child[j];
+      if (c >= n) {
+        return DataLoss("module " + std::to_string(i) + " imports module " + std::to_string(c) +
+                        ", out of range (" + std::to_string(n) + " modules)");
+      }
+      if (c == i) return DataLoss("module " + std::to_string(i) + " imports itself");
+      if (!seen.insert(c).second) {
+        return DataLoss("module " + std::to_string(i) + " imports module " + std::to_string(c) + " twice");
+      }
+    }
+  }
+  // Cycle check (iterative DFS with colours) and reachability from module 0.
+  std::vector<int> colour(n, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<std::pair<size_t, uint64_t>> stack;  // (node, next child position)
+  stack.emplace_back(0, row_ptr[0]);
+  colour[0] = 1;
+  while (!stack.empty()) {
+    auto& [node, pos] = stack.back();
+    if (pos == row_ptr[node + 1]) {
+      colour[node] = 2;
+      stack.pop_back();
+      continue;
+    }
+    size_t c = static_cast<size_t>(child[pos++]);
+    if (colour[c] == 1) {
+      return DataLoss("import cycle: module " + std::to_string(node) + " imports its ancestor module " +
+                      std::to_string(c));
+    }
+    if (colour[c] == 0) {
+      colour[c] = 1;
+      stack.emplace_back(c, row_ptr[c]);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (colour[i] == 0) {
+      // Could still hide a cycle among unreachable modules; reachability is the error reported.
+      return DataLoss("module " + std::to_string(i) + " ('" + layout.modules[i].type_key +
+                      "') is not reachable from the root module 0");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace sorun

@@ -1,0 +1,64 @@
+// The module blob (`__tvm_dev_mblob`, docs/format.md section 2): its 8-byte length prefix, the entry
+// stream (u64 count; per entry a type key then that module's inline payload; "_lib" marks the kernel
+// library; "_import_tree" carries the CSR import tree) and the validation of the tree.
+//
+// Payloads carry no length, so the walk needs a handler that knows each type key's grammar: the
+// loader passes one that runs the registered blob loaders, `sorun inspect` one that only parses.
+// Everything here is a pure function of the bytes; nothing is executed. Thread-compatible.
+#ifndef SORUN_SERIALIZATION_MODULE_BLOB_H_
+#define SORUN_SERIALIZATION_MODULE_BLOB_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/binary_reader.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+// One module of the blob, in blob order.
+struct BlobModuleEntry {
+  std::string type_key;         // "_lib" for the kernel library
+  uint64_t key_offset = 0;      // absolute offset of the type key
+  uint64_t payload_offset = 0;  // absolute offset of the payload
+  uint64_t payload_size = 0;    // bytes the payload took (0 for "_lib")
+};
+
+// The parsed structure of a blob.
+struct BlobLayout {
+  uint64_t payload_size = 0;  // bytes after the 8-byte length prefix
+  std::vector<BlobModuleEntry> modules;
+  bool has_import_tree = false;
+  std::vector<uint64_t> row_ptr;
+  std::vector<uint64_t> child_indices;
+  int lib_index = -1;  // index of the "_lib" entry, -1 if none
+
+  // Children of module `i` per the import tree (empty without a tree).
+  std::vector<uint64_t> Children(size_t i) const;
+};
+
+// Consumes exactly the payload of module `index` with `type_key` from `reader`. Not called for "_lib".
+using BlobPayloadHandler =
+    std::function<Status(size_t index, const std::string& type_key, BinaryReader& reader)>;
+
+// Checks the 8-byte little-endian length prefix at the start of a blob symbol of `symbol_size` bytes
+// (0 = size unknown, trust the prefix) and returns the payload size. DataLoss when the prefix is
+// truncated or claims more bytes than the symbol holds.
+StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, const std::string& section);
+
+// Walks the payload in `reader` (positioned after the prefix, covering exactly the payload): reads
+// the count and every entry, calls `handler` for each non-"_lib" module, checks the handler consumed
+// its payload, rejects a second "_lib", a repeated "_import_tree", "_lib" without an import tree and
+// trailing bytes, then validates the import tree (ValidateImportTree).
+Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, BlobLayout* layout);
+
+// row_ptr has one more entry than there are modules, starts at 0, never decreases and ends at
+// child_indices.size(); children are in range, not the parent itself, not repeated in a row; the
+// tree has no cycle and reaches every module from module 0. Errors name the offending index.
+Status ValidateImportTree(const BlobLayout& layout);
+
+}  // namespace sorun
+
+#endif  // SORUN_SERIALIZATION_MODULE_BLOB_H_
