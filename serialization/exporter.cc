@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "runtime/registry_keys.h"
@@ -218,12 +219,20 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
   if (is_tar) {
     TarWriter tar;
     int index = 0;
+    auto add = [&](const std::string& name, const std::string& path) -> Status {
+      std::ifstream in(path, std::ios::binary);
+      std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) return Unavailable("cannot read " + path);
+      return tar.AddFile(name, contents);
+    };
     for (const std::string& obj : objects) {
       std::string name = (obj == work + "/devc.o") ? "devc.o" : "lib" + std::to_string(index++) + ".o";
-      SORUN_RETURN_IF_ERROR(tar.AddFileFromDisk(name, obj));
+      SORUN_RETURN_IF_ERROR(add(name, obj));
     }
-    for (const std::string& a : archives) SORUN_RETURN_IF_ERROR(tar.AddFileFromDisk(fs::path(a).filename().string(), a));
-    SORUN_RETURN_IF_ERROR(WriteFile(tmp_out, tar.Finish()));
+    for (const std::string& a : archives) {
+      SORUN_RETURN_IF_ERROR(add("lib" + std::to_string(index++) + ".a", a));
+    }
+    SORUN_RETURN_IF_ERROR(tar.WriteToFile(tmp_out));
   } else {
     std::vector<std::string> cmd = {cc, "-shared", "-o", tmp_out};
     cmd.insert(cmd.end(), objects.begin(), objects.end());

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "runtime/blob_loader.h"
@@ -99,6 +101,19 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
     SORUN_RETURN_IF_ERROR_CTX(lib->AttachImportsOnce(lib_children).status(), section);
   }
   return root;
+}
+
+// Extracts the archive at `path` into `dir` and returns the extracted files' paths.
+StatusOr<std::vector<std::string>> ExtractTarFile(const std::string& path, const std::string& dir) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries,
+                         ReadTarArchive(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path));
+  SORUN_RETURN_IF_ERROR(ExtractTarEntries(entries, dir));
+  std::vector<std::string> files;
+  for (const TarEntry& e : entries) files.push_back(dir + "/" + e.name);
+  return files;
 }
 
 StatusOr<Module> LoadTar(const std::string& path, const LoadOptions& options) {

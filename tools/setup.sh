@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package sorun's build, tests, benchmarks and fuzzers need. Idempotent: does
+# nothing when all packages are present. Needs root (or sudo) on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap          # Bazel 4.2.3 (offline; see third_party/bazel/README.md)
+  build-essential          # gcc/g++/binutils: the build, and the exporter's compiler at run time
+  rapidjson-dev            # graph JSON
+  libdlpack-dev            # DLPack 0.6 headers
+  libgtest-dev             # GoogleTest
+  libbenchmark-dev         # Google Benchmark
+  ocl-icd-opencl-dev       # the OpenCL ICD loader
+  opencl-headers
+  pocl-opencl-icd          # a real OpenCL device on the CPU
+  clang                    # libFuzzer builds
+  libclang-rt-14-dev       # sanitizer / fuzzer runtimes for clang
+  python3                  # test drivers and fixture scripts
+  python3-numpy
+  file
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: done"
