@@ -47,6 +47,7 @@ struct OpenclQueue {
   cl_command_queue queue = nullptr;
 };
 
+// The device table (see the file comment). Not copyable; owns the contexts and queues it creates.
 class OpenclDevices {
  public:
   OpenclDevices() = default;

@@ -264,12 +264,6 @@ Status OpenclModuleNode::BuildPrograms(int device_id) {
   return Status::Ok();
 }
 
-Status OpenclModuleNode::Launch(std::string_view name, PackedArgs args) {
-  auto it = std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& k) { return k.name == name; });
-  if (it == kernels_.end()) return NotFound("opencl module has no kernel '" + std::string(name) + "'");
-  return LaunchKernel(static_cast<size_t>(it - kernels_.begin()), args);
-}
-
 StatusOr<cl_program> OpenclModuleNode::GetProgram(size_t program, int device_id) {
   if (device_id < 0 || device_id >= device_count_) {
     SORUN_RETURN_IF_ERROR(devices_->Info(device_id).status());

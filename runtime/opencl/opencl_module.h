@@ -41,6 +41,7 @@
 
 namespace sorun {
 
+// How an "opencl" module builds its programs and where it runs them. Plain data.
 struct OpenclModuleOptions {
   // Program-binary cache; null = ProgramCache::Default() unless disable_program_cache.
   std::shared_ptr<ProgramCache> program_cache;
@@ -61,6 +62,8 @@ struct OpenclSourcePiece {
 // kernel name or a name that appears twice.
 StatusOr<std::vector<OpenclSourcePiece>> SplitOpenclSource(std::string_view source);
 
+// The module itself (see the file comment). Created only through Create(); owns its payload and
+// programs; thread-safe.
 class OpenclModuleNode final : public ModuleNode {
  public:
   // Validates the payload (fmt, source pieces vs function map, argument types, launch tags) and
@@ -77,8 +80,6 @@ class OpenclModuleNode final : public ModuleNode {
 
   // Builds every program for `device_id` now instead of on first launch.
   Status BuildPrograms(int device_id);
-  // Launches kernel `name` with packed arguments (what the PackedFunc does).
-  Status Launch(std::string_view name, PackedArgs args);
 
   const DeviceModulePayload& payload() const { return payload_; }
   // Number of separately built programs (source pieces).

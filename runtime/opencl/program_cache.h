@@ -63,6 +63,7 @@ struct ProgramCacheOptions {
   std::string directory;
 };
 
+// One cache directory (see the file comment). Shared by modules through shared_ptr; thread-safe.
 class ProgramCache {
  public:
   static constexpr uint32_t kFormatVersion = 1;
