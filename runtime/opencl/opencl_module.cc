@@ -265,10 +265,7 @@ Status OpenclModuleNode::BuildPrograms(int device_id) {
 }
 
 StatusOr<cl_program> OpenclModuleNode::GetProgram(size_t program, int device_id) {
-  if (device_id < 0 || device_id >= device_count_) {
-    SORUN_RETURN_IF_ERROR(devices_->Info(device_id).status());
-    return Unavailable("opencl:" + std::to_string(device_id) + " appeared after the module was created");
-  }
+  SORUN_RETURN_IF_ERROR(CheckDevice(device_id));
   ProgramSlot& slot = *slots_[static_cast<size_t>(device_id) * programs_.size() + program];
   std::lock_guard<std::mutex> lock(slot.mutex);
   if (slot.program == nullptr) {
@@ -320,7 +317,17 @@ StatusOr<cl_program> OpenclModuleNode::BuildProgram(const Program& program, int 
   return p;
 }
 
+Status OpenclModuleNode::CheckDevice(int device_id) const {
+  if (device_id >= 0 && device_id < device_count_) return Status::Ok();
+  // Discovery runs once, so the device table cannot have grown since Create(): this names the
+  // missing device and how many exist.
+  SORUN_RETURN_IF_ERROR(devices_->Info(device_id).status());
+  return Internal("opencl:" + std::to_string(device_id) + " is not among the module's " +
+                  std::to_string(device_count_) + " devices");
+}
+
 StatusOr<cl_kernel> OpenclModuleNode::GetKernel(size_t index, int device_id) {
+  SORUN_RETURN_IF_ERROR(CheckDevice(device_id));
   cl_kernel* slot = ThreadKernelTable::ForThisThread().Slot(
       id_, alive_, kernels_.size() * static_cast<size_t>(device_count_),
       static_cast<size_t>(device_id) * kernels_.size() + index);

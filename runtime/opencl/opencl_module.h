@@ -106,6 +106,8 @@ class OpenclModuleNode final : public ModuleNode {
 
   OpenclModuleNode() = default;
   Status LaunchKernel(size_t index, PackedArgs args);
+  // Unavailable unless `device_id` is one of the module's devices.
+  Status CheckDevice(int device_id) const;
   StatusOr<cl_kernel> GetKernel(size_t index, int device_id);
   StatusOr<cl_program> GetProgram(size_t program, int device_id);
   StatusOr<cl_program> BuildProgram(const Program& program, int device_id);
