@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "serialization/xxhash64.h"
+#include "runtime/xxhash64.h"
 
 namespace sorun {
 namespace {

@@ -4,10 +4,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
+#include "runtime/file_util.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/host_code_module.h"
@@ -33,15 +32,6 @@ FileKind Classify(const std::string& path) {
   if (ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".C") return FileKind::kCxxSource;
   if (ext == ".S" || ext == ".s") return FileKind::kAsmSource;
   return FileKind::kUnknown;
-}
-
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Unavailable("cannot write " + path);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return Unavailable("cannot write " + path + " (disk full?)");
-  return Status::Ok();
 }
 
 // Assembly route: the blob file is pulled in with .incbin.
@@ -199,8 +189,8 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
       std::string blob_path = work + "/devc.bin";
       std::string asm_path = work + "/devc.S";
       if (blob_path.find('"') != std::string::npos) return InvalidArgument("work directory contains '\"'");
-      SORUN_RETURN_IF_ERROR(WriteFile(blob_path, blob));
-      SORUN_RETURN_IF_ERROR(WriteFile(asm_path, AssemblyForBlob(blob_path, blob.size(), checksum)));
+      SORUN_RETURN_IF_ERROR(WriteFileBytes(blob_path, blob));
+      SORUN_RETURN_IF_ERROR(WriteFileBytes(asm_path, AssemblyForBlob(blob_path, blob.size(), checksum)));
       SORUN_RETURN_IF_ERROR_CTX(RunCommand({cc, "-c", asm_path, "-o", blob_obj}), "assembling the blob");
     } else {
       std::string c_path = work + "/devc.c";
@@ -220,10 +210,8 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
     TarWriter tar;
     int index = 0;
     auto add = [&](const std::string& name, const std::string& path) -> Status {
-      std::ifstream in(path, std::ios::binary);
-      std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!in.good() && !in.eof()) return Unavailable("cannot read " + path);
-      return tar.AddFile(name, contents);
+      SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
+      return tar.AddFile(name, file->bytes());
     };
     for (const std::string& obj : objects) {
       std::string name = (obj == work + "/devc.o") ? "devc.o" : "lib" + std::to_string(index++) + ".o";

@@ -7,11 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "runtime/blob_loader.h"
+#include "runtime/file_util.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
@@ -27,9 +26,11 @@ namespace fs = std::filesystem;
 // st_size of the dynamic symbol at `addr` (0 if unknown).
 uint64_t SymbolSize(void* addr) {
   Dl_info info;
-  const ElfW(Sym)* sym = nullptr;
-  if (dladdr1(addr, &info, reinterpret_cast<void**>(&sym), RTLD_DL_SYMENT) == 0 || sym == nullptr) return 0;
-  return sym->st_size;
+  void* entry = nullptr;
+  if (dladdr1(addr, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return 0;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  // Only trust the size when the address is exactly this symbol's start.
+  return info.dli_saddr == addr ? sym->st_size : 0;
 }
 
 bool ChecksumVerificationEnabled(const LoadOptions& options) {
@@ -105,11 +106,8 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
 
 // Extracts the archive at `path` into `dir` and returns the extracted files' paths.
 StatusOr<std::vector<std::string>> ExtractTarFile(const std::string& path, const std::string& dir) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries,
-                         ReadTarArchive(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
+  SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(file->data(), file->size(), path));
   SORUN_RETURN_IF_ERROR(ExtractTarEntries(entries, dir));
   std::vector<std::string> files;
   for (const TarEntry& e : entries) files.push_back(dir + "/" + e.name);

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/opencl/xxhash64.h"
+#include "runtime/xxhash64.h"
 
 namespace sorun {
 namespace {
@@ -148,7 +148,7 @@ StatusOr<std::string> ProgramCache::DefaultDirectory() {
   return NotFound("no OpenCL program cache directory: none of SORUN_OPENCL_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
 }
 
-uint64_t ProgramCache::ComputeKey(const ProgramCacheKey& key) { return opencl::Xxh64(KeyMaterial(key)); }
+uint64_t ProgramCache::ComputeKey(const ProgramCacheKey& key) { return Xxh64(KeyMaterial(key)); }
 
 std::string ProgramCache::EntryPath(const ProgramCacheKey& key) const {
   char name[32];
@@ -159,8 +159,8 @@ std::string ProgramCache::EntryPath(const ProgramCacheKey& key) const {
 ProgramCache::LookupResult ProgramCache::Lookup(const ProgramCacheKey& key, std::string* binary) {
   if (!enabled_) return LookupResult::kDisabled;
   const std::string material = KeyMaterial(key);
-  const uint64_t k = opencl::Xxh64(material);
-  const uint64_t check = opencl::Xxh64(material, kKeyCheckSeed);
+  const uint64_t k = Xxh64(material);
+  const uint64_t check = Xxh64(material, kKeyCheckSeed);
   int fd = ::open(EntryPath(key).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     misses_.fetch_add(1, std::memory_order_relaxed);
@@ -175,7 +175,7 @@ ProgramCache::LookupResult ProgramCache::Lookup(const ProgramCacheKey& key, std:
     const uint64_t size = GetU64(header + 32);
     if (size <= kMaxPayloadBytes && size == static_cast<uint64_t>(st.st_size) - kHeaderSize) {
       binary->resize(static_cast<size_t>(size));
-      valid = ReadFully(fd, &(*binary)[0], binary->size()) && opencl::Xxh64(*binary) == GetU64(header + 40);
+      valid = ReadFully(fd, &(*binary)[0], binary->size()) && Xxh64(*binary) == GetU64(header + 40);
     }
   }
   ::close(fd);
@@ -199,10 +199,10 @@ void ProgramCache::Store(const ProgramCacheKey& key, std::string_view binary) {
   std::memcpy(header, kMagic, sizeof(kMagic));
   PutU32(header + 8, kFormatVersion);
   PutU32(header + 12, kHeaderSize);
-  PutU64(header + 16, opencl::Xxh64(material));
-  PutU64(header + 24, opencl::Xxh64(material, kKeyCheckSeed));
+  PutU64(header + 16, Xxh64(material));
+  PutU64(header + 24, Xxh64(material, kKeyCheckSeed));
   PutU64(header + 32, binary.size());
-  PutU64(header + 40, opencl::Xxh64(binary));
+  PutU64(header + 40, Xxh64(binary));
 
   const std::string path = EntryPath(key);
   // A unique temporary file in the same directory, renamed over the entry: readers see the old

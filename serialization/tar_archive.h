@@ -1,0 +1,83 @@
+// Minimal POSIX ustar archives of regular files: the `.tar` export format (TVM's export_library(...
+// ".tar") is a plain tar of object files; sorun's adds one blob object).
+//
+// TarWriter builds an archive in memory: ustar headers with mtime 0, uid/gid 0 and empty user/group
+// names, so the same inputs always give the same bytes; names of up to 255 bytes (split across the
+// ustar prefix and name fields); files up to 8 GiB - 1; two zero blocks at the end.
+//
+// ReadTarArchive() parses an archive held in memory, as written by TarWriter or by common tar tools
+// (POSIX ustar, GNU tar's default format with ././@LongLink names, pax extended headers). It validates
+// every header checksum and numeric field and keeps all data inside the input. Regular files are
+// returned; directory entries are skipped; links, devices, FIFOs and other types are Unimplemented.
+// Names are normalised ("./a//b.o" -> "a/b.o"); absolute names and ".." components are DataLoss, as
+// are duplicate names. Errors name the archive, the entry and the byte offset:
+// "model.tar byte 1172: entry 2 ('lib1.o'): invalid octal digit in size field".
+//
+// Ownership: TarWriter owns the archive it builds. TarEntry::data borrows the archive bytes passed to
+// ReadTarArchive(), which must outlive the entries. Thread-safety: ReadTarArchive() and
+// ExtractTarArchive() are reentrant; a TarWriter is not thread-safe.
+#ifndef SORUN_SERIALIZATION_TAR_ARCHIVE_H_
+#define SORUN_SERIALIZATION_TAR_ARCHIVE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace sorun {
+
+inline constexpr size_t kTarBlockSize = 512;
+// The largest file a ustar header's 11 octal digits can describe (8 GiB - 1).
+inline constexpr uint64_t kTarMaxFileSize = 077777777777ull;
+
+// A regular file of an archive, as read. `data` points into the archive bytes.
+struct TarEntry {
+  std::string name;            // normalised relative path, e.g. "lib0.o" or "dir/x.o"
+  uint32_t mode = 0;           // permission bits (mode & 07777)
+  uint64_t mtime = 0;          // seconds since the epoch
+  uint64_t size = 0;
+  uint64_t header_offset = 0;  // byte offset of its header block (after any extended headers)
+  uint64_t data_offset = 0;    // byte offset of its contents
+  const uint8_t* data = nullptr;
+};
+
+class TarWriter {
+ public:
+  TarWriter() = default;
+
+  // Appends a regular file. `name` is a relative path of at most 255 bytes without empty, "." or ".."
+  // components and without NUL bytes; names over 100 bytes must split at a '/' into at most 155 + 100
+  // bytes. `mode` holds permission bits (<= 07777). Errors (InvalidArgument) leave the archive as it was.
+  Status AddFile(std::string_view name, std::string_view contents, uint32_t mode = 0644);
+
+  // The archive: every entry followed by two zero blocks. Resets the writer to empty.
+  std::string Finish();
+  // Finish() and write the archive to `path`.
+  Status WriteToFile(const std::string& path);
+
+  size_t num_entries() const { return names_.size(); }
+
+ private:
+  std::string bytes_;
+  std::set<std::string, std::less<>> names_;
+};
+
+// Parses the archive [data, data + size); `source_name` names it in errors.
+StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size, const std::string& source_name);
+
+// Writes `entries` below the existing directory `directory`, creating subdirectories (0755) as needed
+// and files with their permission bits (subject to the umask). Existing files are replaced; symbolic
+// links are never followed (an existing link on the way is FailedPrecondition).
+Status ExtractTarEntries(const std::vector<TarEntry>& entries, const std::string& directory);
+// ReadTarArchive() + ExtractTarEntries(); nothing is written unless the whole archive is valid.
+Status ExtractTarArchive(const uint8_t* data, size_t size, const std::string& source_name,
+                         const std::string& directory);
+
+}  // namespace sorun
+
+#endif  // SORUN_SERIALIZATION_TAR_ARCHIVE_H_
