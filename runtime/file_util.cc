@@ -17,12 +17,12 @@ StatusOr<ObjectPtr<MappedFile>> MappedFile::Open(const std::string& path) {
   if (fd < 0) {
     int err = errno;
     std::string message = "cannot open " + path + ": " + ErrnoText(err);
-    return err == ENOENT ? NotFound(std::move(message)) : FailedPrecondition(std::move(message));
+    return err == ENOENT ? NotFound(std::move(message)) : InvalidArgument(std::move(message));
   }
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return FailedPrecondition("cannot read " + path + ": not a regular file");
+    return InvalidArgument("cannot read " + path + ": not a regular file");
   }
   size_t size = static_cast<size_t>(st.st_size);
   void* addr = nullptr;

@@ -1,6 +1,7 @@
 // File helpers shared by every reader and writer of artifacts: a read-only mapping of a whole file
 // (reference-counted, so zero-copy views into it can keep it alive) and whole-file reads and writes.
-// I/O failures are FailedPrecondition (NotFound for a missing file) naming the path and errno text.
+// Errors name the path and the errno text: NotFound for a missing file, InvalidArgument for a path
+// that cannot be opened or is not a regular file, FailedPrecondition for failed writes.
 // Thread-safe.
 #ifndef SORUN_RUNTIME_FILE_UTIL_H_
 #define SORUN_RUNTIME_FILE_UTIL_H_
