@@ -125,6 +125,7 @@ class [[nodiscard]] StatusOr {
   T&& value() && { return std::move(ref()); }
   T& operator*() & { return ref(); }
   const T& operator*() const& { return ref(); }
+  T&& operator*() && { return std::move(ref()); }
   T* operator->() { return &ref(); }
   const T* operator->() const { return &ref(); }
 

@@ -115,10 +115,28 @@ std::string MakeBlobBytes(const std::string& payload) {
 StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& output_path,
                                      const ExportOptions& options) {
   SORUN_ASSIGN_OR_RETURN(SerializedModuleTree tree, SerializeModuleTree(root));
-  ExportReport report;
+  std::vector<HostCode> host;
+  for (const Module& dso : tree.dso_modules) {
+    auto* code = dynamic_cast<const HostCodeModuleNode*>(dso.get());
+    if (code == nullptr) {
+      return FailedPrecondition(std::string("cannot export: DSO module of type '") + dso.type_key() +
+                                "' carries no host code to link");
+    }
+    host.push_back(code->code());
+  }
+  // TVM packs a blob only when the tree is more than a lone host library.
+  bool need_blob = !(tree.dso_modules.size() == 1 && root.get() == tree.dso_modules[0].get() &&
+                     root.imports().empty());
+  SORUN_ASSIGN_OR_RETURN(ExportReport report,
+                         LinkLibraryWithBlob(need_blob ? &tree.payload : nullptr, host, output_path, options));
   report.type_keys = tree.type_keys;
   report.has_import_tree = tree.has_import_tree;
+  return report;
+}
 
+StatusOr<ExportReport> LinkLibraryWithBlob(const std::string* blob_payload, const std::vector<HostCode>& host,
+                                           const std::string& output_path, const ExportOptions& options) {
+  ExportReport report;
   std::optional<TempDir> temp;
   std::string work = options.work_dir;
   if (work.empty()) {
@@ -138,13 +156,8 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
   std::vector<std::string> archives;
   std::vector<std::string> link_flags;
   int source_index = 0;
-  for (const Module& dso : tree.dso_modules) {
-    auto* host = dynamic_cast<const HostCodeModuleNode*>(dso.get());
-    if (host == nullptr) {
-      return FailedPrecondition(std::string("cannot export: DSO module of type '") + dso.type_key() +
-                                "' carries no host code to link");
-    }
-    for (const std::string& file : host->code().files) {
+  for (const HostCode& code : host) {
+    for (const std::string& file : code.files) {
       std::error_code ec;
       if (!fs::is_regular_file(file, ec)) return NotFound("host code file " + file + " does not exist");
       std::string abs = fs::absolute(file, ec).string();
@@ -162,7 +175,7 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
           std::string obj = work + "/host" + std::to_string(source_index++) + ".o";
           std::vector<std::string> cmd = {kind == FileKind::kCxxSource ? cxx : cc, "-c", "-fPIC", "-O2"};
           if (kind == FileKind::kCxxSource) cmd.push_back("-std=c++17");
-          cmd.insert(cmd.end(), host->code().compile_flags.begin(), host->code().compile_flags.end());
+          cmd.insert(cmd.end(), code.compile_flags.begin(), code.compile_flags.end());
           cmd.insert(cmd.end(), {abs, "-o", obj});
           SORUN_RETURN_IF_ERROR_CTX(RunCommand(cmd), "compiling " + file);
           objects.push_back(obj);
@@ -173,15 +186,11 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
                                  ": unknown kind (expected .o, .a, .c, .cc, .cpp, .S or .s)");
       }
     }
-    link_flags.insert(link_flags.end(), host->code().link_flags.begin(), host->code().link_flags.end());
+    link_flags.insert(link_flags.end(), code.link_flags.begin(), code.link_flags.end());
   }
 
-  // The blob object: only when the tree has anything beyond a lone host library (TVM packs imports
-  // only if there are any).
-  bool need_blob = !(tree.dso_modules.size() == 1 && root.get() == tree.dso_modules[0].get() &&
-                     root.imports().empty());
-  if (need_blob) {
-    const std::string blob = MakeBlobBytes(tree.payload);
+  if (blob_payload != nullptr) {
+    const std::string blob = MakeBlobBytes(*blob_payload);
     report.blob_bytes = blob.size();
     std::string checksum = options.write_checksum ? MakeBlobChecksumRecord(blob) : std::string();
     std::string blob_obj = work + "/devc.o";
@@ -201,7 +210,7 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
     objects.push_back(blob_obj);
   }
   if (objects.empty() && archives.empty()) {
-    return InvalidArgument("nothing to export: the tree has no host code and no serializable modules");
+    return InvalidArgument("nothing to export: no host code and no blob");
   }
 
   const std::string tmp_out = output_path + ".tmp." + std::to_string(getpid());

@@ -17,6 +17,7 @@
 
 #include "runtime/module.h"
 #include "runtime/status.h"
+#include "serialization/host_code_module.h"
 
 namespace sorun {
 
@@ -48,6 +49,11 @@ struct ExportReport {
 // serialized, a host file has an unknown kind, or the compiler fails (its output is in the message).
 StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& output_path,
                                      const ExportOptions& options = {});
+
+// The linking half of ExportLibrary: compiles/links `host` and, when `blob_payload` is given, a blob
+// holding exactly those payload bytes (anything, e.g. a blob assembled by hand in a test).
+StatusOr<ExportReport> LinkLibraryWithBlob(const std::string* blob_payload, const std::vector<HostCode>& host,
+                                           const std::string& output_path, const ExportOptions& options = {});
 
 // The blob file content for `payload`: 8-byte little-endian length + payload.
 std::string MakeBlobBytes(const std::string& payload);

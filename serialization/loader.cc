@@ -52,9 +52,11 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
     }
     return lib_module;  // a plain kernel library
   }
-  const std::string section = path + ": " + keys::kSymbolDevMblob;
+  const std::string section = keys::kSymbolDevMblob;
   uint64_t symbol_size = SymbolSize(const_cast<uint8_t*>(blob));
-  SORUN_ASSIGN_OR_RETURN(uint64_t payload_size, ReadBlobPrefix(blob, symbol_size, section));
+  auto prefix = ReadBlobPrefix(blob, symbol_size, section);
+  if (!prefix.ok()) return std::move(prefix).status().Annotate(path);
+  uint64_t payload_size = *prefix;
 
   if (ChecksumVerificationEnabled(options)) {
     if (const void* record = lib->FindSymbol(keys::kSymbolBlobChecksum)) {
@@ -76,7 +78,7 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
         return Status::Ok();
       },
       &layout);
-  if (!parsed.ok()) return std::move(parsed).Annotate(section);
+  if (!parsed.ok()) return std::move(parsed).Annotate(path);
   modules.resize(layout.modules.size());
   if (layout.lib_index >= 0) modules[static_cast<size_t>(layout.lib_index)] = lib_module;
 
@@ -92,14 +94,14 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
         if (static_cast<int>(i) == layout.lib_index) {
           lib_children.push_back(modules[c]);
         } else {
-          SORUN_RETURN_IF_ERROR_CTX(modules[i].Import(modules[c]), section);
+          SORUN_RETURN_IF_ERROR_CTX(modules[i].Import(modules[c]), path);
         }
       }
     }
     root = modules[0];
   }
   if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
-    SORUN_RETURN_IF_ERROR_CTX(lib->AttachImportsOnce(lib_children).status(), section);
+    SORUN_RETURN_IF_ERROR_CTX(lib->AttachImportsOnce(lib_children).status(), path);
   }
   return root;
 }
