@@ -188,6 +188,8 @@ class PackedFunc {
       return Value::Int(static_cast<int64_t>(v));
     } else if constexpr (std::is_floating_point_v<D>) {
       return Value::Float(static_cast<double>(v));
+    } else if constexpr (std::is_null_pointer_v<D>) {  // before strings: nullptr converts to string_view
+      return Value::Handle(nullptr);
     } else if constexpr (std::is_convertible_v<T, std::string_view>) {
       return Value::Str(std::string(std::string_view(v)));
     } else if constexpr (std::is_same_v<D, DLDevice>) {
@@ -202,7 +204,7 @@ class PackedFunc {
       return Value::FromFunc(std::forward<T>(v));
     } else if constexpr (std::is_same_v<D, DLTensor*>) {
       return Value::BorrowedDLTensor(v);
-    } else if constexpr (std::is_pointer_v<D> || std::is_null_pointer_v<D>) {
+    } else if constexpr (std::is_pointer_v<D>) {
       return Value::Handle(const_cast<void*>(static_cast<const void*>(v)));
     } else {
       static_assert(sizeof(D) == 0, "unsupported packed argument type");

@@ -36,6 +36,16 @@ TEST(PackedFuncTest, TypeErrorsNameTheArgument) {
   EXPECT_EQ(c.status().message(), "adder expects 2 argument(s), got 1");
 }
 
+TEST(PackedFuncTest, NullptrArgumentIsANullHandle) {
+  PackedFunc probe = PackedFunc::FromBody("probe", [](PackedArgs args, Value* ret) -> Status {
+    *ret = Value::Int(args.code(0));
+    return Status::Ok();
+  });
+  auto r = probe(nullptr);  // not a string (std::string_view from a null pointer)
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r->AsInt(), kTVMNullptr);
+}
+
 TEST(PackedFuncTest, ValuesOwnStringsAndObjects) {
   Value s = Value::Str("hello");
   Value copy = s;

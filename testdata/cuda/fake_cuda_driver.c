@@ -1,0 +1,508 @@
+/*
+ * A stand-in for NVIDIA's libcuda.so.1, so the CUDA backend's driver-present paths (contexts,
+ * memory, copies, streams, module loading and the load-time architecture check, kernel launches
+ * with marshalled parameters, dynamic shared-memory limits, the global barrier) run in CI on
+ * machines without a GPU. tests/cuda/BUILD.bazel puts it first on LD_LIBRARY_PATH for the
+ * *_fake_driver test targets; the real-GPU targets never see it.
+ *
+ * What it models: two devices of compute capability 9.0 ("sm_90"); "device memory" is host memory
+ * from malloc, so copies are memcpy and everything is synchronous; modules are the nvcc-built
+ * images of test_kernels.cu (PTX, cubin, fatbin): a cubin for another architecture fails with
+ * CUDA_ERROR_NO_BINARY_FOR_GPU, text that is not PTX with CUDA_ERROR_INVALID_PTX (and a JIT log);
+ * a kernel exists when its name appears in the image, and launching it runs a host version of the
+ * kernel of test_kernels.cu with the same name over the launch grid. Launches are checked like the
+ * driver checks them: a current context of the kernel's device, block <= 1024 threads, dynamic
+ * shared memory within the kernel's limit (48 KiB unless raised with cuFuncSetAttribute), pointer
+ * parameters inside live allocations. Declarations are written out here (no cuda.h needed).
+ * Thread-safe (one lock); the current context is thread-local, as in the driver.
+ */
+#define _POSIX_C_SOURCE 200112L  /* posix_memalign */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_IMAGE = 200,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+  CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+};
+
+#define FAKE_DEVICES 2
+#define FAKE_SM 90
+#define FAKE_MAX_SHARED_OPTIN 232448
+#define FAKE_DEFAULT_DYN_SHARED (48 * 1024)
+#define MAX_CONTEXT_STACK 8
+
+typedef struct CUctx_st {
+  int device;
+} CUctx_st;
+
+enum { KERNEL_VECTOR_ADD, KERNEL_AFFINE_2D, KERNEL_REVERSE_DYN_SMEM, KERNEL_BARRIER_PROBE, NUM_KERNELS };
+static const char* const kKernelNames[NUM_KERNELS] = {"vector_add", "affine_2d", "reverse_dyn_smem", "barrier_probe"};
+
+struct CUmod_st;
+typedef struct CUfunc_st {
+  struct CUmod_st* module;
+  int kernel;
+  int max_dynamic_shared;
+} CUfunc_st;
+
+typedef struct CUmod_st {
+  int device;
+  int has_kernel[NUM_KERNELS];
+  CUfunc_st functions[NUM_KERNELS];
+  uint32_t* barrier_state; /* __tvm_global_barrier_state, when the image has it */
+} CUmod_st;
+
+typedef struct CUstream_st {
+  int device;
+} CUstream_st;
+
+typedef struct Allocation {
+  char* base;
+  size_t size;
+  struct Allocation* next;
+} Allocation;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUctx_st g_contexts[FAKE_DEVICES] = {{0}, {1}};
+static Allocation* g_allocations = NULL;
+static _Thread_local CUctx_st* t_current = NULL;
+static _Thread_local CUctx_st* t_stack[MAX_CONTEXT_STACK];
+static _Thread_local int t_stack_size = 0;
+
+/* ---- allocations ---- */
+
+static CUresult Track(void* base, size_t size) {
+  Allocation* a = (Allocation*)malloc(sizeof(Allocation));
+  if (a == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  a->base = (char*)base;
+  a->size = size;
+  pthread_mutex_lock(&g_lock);
+  a->next = g_allocations;
+  g_allocations = a;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+/* 1 if [p, p + n) lies inside one live allocation. */
+static int Valid(const void* p, size_t n) {
+  const char* c = (const char*)p;
+  int ok = 0;
+  pthread_mutex_lock(&g_lock);
+  for (Allocation* a = g_allocations; a != NULL && !ok; a = a->next) {
+    ok = c >= a->base && n <= a->size && (size_t)(c - a->base) <= a->size - n;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return ok;
+}
+
+static int Untrack(void* base) {
+  int found = 0;
+  pthread_mutex_lock(&g_lock);
+  for (Allocation** a = &g_allocations; *a != NULL; a = &(*a)->next) {
+    if ((*a)->base == (char*)base) {
+      Allocation* dead = *a;
+      *a = dead->next;
+      free(dead);
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  return found;
+}
+
+/* ---- errors, init, devices ---- */
+
+static const struct {
+  CUresult code;
+  const char* name;
+  const char* text;
+} kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+};
+
+CUresult cuGetErrorName(CUresult error, const char** str) {
+  for (size_t i = 0; i < sizeof(kErrors) / sizeof(kErrors[0]); ++i) {
+    if (kErrors[i].code == error) {
+      *str = kErrors[i].name;
+      return CUDA_SUCCESS;
+    }
+  }
+  *str = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult error, const char** str) {
+  for (size_t i = 0; i < sizeof(kErrors) / sizeof(kErrors[0]); ++i) {
+    if (kErrors[i].code == error) {
+      *str = kErrors[i].text;
+      return CUDA_SUCCESS;
+    }
+  }
+  *str = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuInit(unsigned int flags) { return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuDriverGetVersion(int* version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetCount(int* count) {
+  *count = FAKE_DEVICES;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (ordinal < 0 || ordinal >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char* name, int len, CUdevice device) {
+  if (device < 0 || device >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  const char* text = device == 0 ? "sorun fake CUDA device 0" : "sorun fake CUDA device 1";
+  if (len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  strncpy(name, text, (size_t)len - 1);
+  name[len - 1] = '\0';
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device) {
+  if (device < 0 || device >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  switch (attribute) {
+    case 16: *value = 132; return CUDA_SUCCESS;                   /* multiprocessors */
+    case 75: *value = FAKE_SM / 10; return CUDA_SUCCESS;          /* compute capability major */
+    case 76: *value = FAKE_SM % 10; return CUDA_SUCCESS;          /* compute capability minor */
+    case 97: *value = FAKE_MAX_SHARED_OPTIN; return CUDA_SUCCESS; /* opt-in shared memory per block */
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice device) {
+  if (device < 0 || device >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = (size_t)80 << 30;
+  return CUDA_SUCCESS;
+}
+
+/* ---- contexts ---- */
+
+CUresult cuDevicePrimaryCtxRetain(CUctx_st** context, CUdevice device) {
+  if (device < 0 || device >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  *context = &g_contexts[device];
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUctx_st* context) {
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent_v2(CUctx_st* context) {
+  if (t_stack_size == MAX_CONTEXT_STACK) return CUDA_ERROR_INVALID_VALUE;
+  t_stack[t_stack_size++] = t_current;
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent_v2(CUctx_st** context) {
+  if (t_stack_size == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (context) *context = t_current;
+  t_current = t_stack[--t_stack_size];
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSynchronize(void) { return t_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+
+/* ---- memory ---- */
+
+CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY; /* more than any GPU has */
+  void* p = NULL;
+  if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (Track(p, bytes) != CUDA_SUCCESS) {
+    free(p);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *ptr = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  if (!Untrack((void*)(uintptr_t)ptr)) return CUDA_ERROR_INVALID_VALUE;
+  free((void*)(uintptr_t)ptr);
+  return CUDA_SUCCESS;
+}
+
+static CUresult Copy(void* dst, const void* src, size_t bytes, int dst_device, int src_device) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if ((dst_device && !Valid(dst, bytes)) || (src_device && !Valid(src, bytes))) return CUDA_ERROR_INVALID_VALUE;
+  memmove(dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+#define DEV(p) ((void*)(uintptr_t)(p))
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) { return Copy(DEV(dst), src, n, 1, 0); }
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) { return Copy(dst, DEV(src), n, 0, 1); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { return Copy(DEV(dst), DEV(src), n, 1, 1); }
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n) {
+  if (dc == NULL || sc == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  return Copy(DEV(dst), DEV(src), n, 1, 1);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream_st* s) {
+  return Copy(DEV(dst), src, n, 1, 0);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream_st* s) {
+  return Copy(dst, DEV(src), n, 0, 1);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream_st* s) {
+  return Copy(DEV(dst), DEV(src), n, 1, 1);
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n, CUstream_st* s) {
+  return cuMemcpyPeer(dst, dc, src, sc, n);
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream_st* s) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if (count > SIZE_MAX / 4 || !Valid(DEV(dst), count * 4)) return CUDA_ERROR_INVALID_VALUE;
+  uint32_t* p = (uint32_t*)DEV(dst);
+  for (size_t i = 0; i < count; ++i) p[i] = value;
+  return CUDA_SUCCESS;
+}
+
+/* ---- streams (work is synchronous, so they only need to exist) ---- */
+
+CUresult cuStreamCreate(CUstream_st** stream, unsigned int flags) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  *stream = (CUstream_st*)malloc(sizeof(CUstream_st));
+  if (*stream == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  (*stream)->device = t_current->device;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream_st* stream) {
+  if (stream == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  free(stream);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream_st* stream) { return t_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+
+/* ---- modules ---- */
+
+static const void* Find(const char* image, size_t n, const char* needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; ++i) {
+    if (memcmp(image + i, needle, k) == 0) {
+      char next = i + k < n ? image[i + k] : '\0';
+      int ident = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') ||
+                  next == '_';
+      if (!ident) return image + i;
+    }
+  }
+  return NULL;
+}
+
+/* PTX lines are directives, braces, comments, or statements ending in ';', ':' or ','. */
+static int LooksLikePtx(const char* text, char* log, size_t log_size) {
+  if (strstr(text, ".version") == NULL || strstr(text, ".target") == NULL) return 0;
+  int line_number = 1;
+  for (const char* line = text; *line; ++line_number) {
+    const char* end = strchr(line, '\n');
+    if (end == NULL) end = line + strlen(line);
+    const char* b = line;
+    const char* e = end;
+    while (b < e && (*b == ' ' || *b == '\t' || *b == '\r')) ++b;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
+    if (b < e && !strchr("./{}()", *b) && !strchr(";:,", e[-1])) {
+      if (log && log_size) {
+        size_t len = (size_t)(e - b) < 64 ? (size_t)(e - b) : 64;
+        char what[65];
+        memcpy(what, b, len);
+        what[len] = '\0';
+        char msg[160];
+        int m = snprintf(msg, sizeof(msg), "ptxas fatal   : line %d: syntax error at '%s'", line_number, what);
+        (void)m;
+        strncpy(log, msg, log_size - 1);
+        log[log_size - 1] = '\0';
+      }
+      return 0;
+    }
+    line = *end ? end + 1 : end;
+  }
+  return 1;
+}
+
+CUresult cuModuleLoadDataEx(CUmod_st** module, const void* image, unsigned int num_options, int* options,
+                            void** option_values) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if (image == NULL) return CUDA_ERROR_INVALID_VALUE;
+  char* log = NULL;
+  size_t log_size = 0;
+  for (unsigned i = 0; i < num_options; ++i) {
+    if (options[i] == 5) log = (char*)option_values[i];                          /* CU_JIT_ERROR_LOG_BUFFER */
+    if (options[i] == 6) log_size = (size_t)(uintptr_t)option_values[i];        /* ..._SIZE_BYTES */
+  }
+  const unsigned char* bytes = (const unsigned char*)image;
+  size_t size = 0;
+  if (memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+    /* cubin: ELF64 header, e_flags at byte 48; the SM is bits 8..15 (ABI version >= 8) or 0..7. */
+    uint32_t flags;
+    memcpy(&flags, bytes + 48, 4);
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, bytes + 40, 8);
+    memcpy(&shentsize, bytes + 58, 2);
+    memcpy(&shnum, bytes + 60, 2);
+    size = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    int sm = bytes[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
+    if (sm / 10 != FAKE_SM / 10 || sm > FAKE_SM) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  } else if (bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55 && bytes[3] == 0xba) {
+    /* fatbin: 16-byte header (magic, version, header size, payload size). */
+    uint64_t payload;
+    memcpy(&payload, bytes + 8, 8);
+    size = 16 + (size_t)payload;
+  } else {
+    if (!LooksLikePtx((const char*)image, log, log_size)) return CUDA_ERROR_INVALID_PTX;
+    size = strlen((const char*)image);
+  }
+  CUmod_st* m = (CUmod_st*)calloc(1, sizeof(CUmod_st));
+  if (m == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  m->device = t_current->device;
+  for (int k = 0; k < NUM_KERNELS; ++k) {
+    m->has_kernel[k] = Find((const char*)image, size, kKernelNames[k]) != NULL;
+    m->functions[k].module = m;
+    m->functions[k].kernel = k;
+    m->functions[k].max_dynamic_shared = FAKE_DEFAULT_DYN_SHARED;
+  }
+  if (Find((const char*)image, size, "__tvm_global_barrier_state")) {
+    m->barrier_state = (uint32_t*)calloc(1, sizeof(uint32_t));
+    if (m->barrier_state == NULL || Track(m->barrier_state, sizeof(uint32_t)) != CUDA_SUCCESS) {
+      free(m->barrier_state);
+      free(m);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  *module = m;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmod_st* module) {
+  if (module == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (module->barrier_state) {
+    Untrack(module->barrier_state);
+    free(module->barrier_state);
+  }
+  free(module);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunc_st** function, CUmod_st* module, const char* name) {
+  if (module == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  for (int k = 0; k < NUM_KERNELS; ++k) {
+    if (module->has_kernel[k] && strcmp(name, kKernelNames[k]) == 0) {
+      *function = &module->functions[k];
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* ptr, size_t* bytes, CUmod_st* module, const char* name) {
+  if (module == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (strcmp(name, "__tvm_global_barrier_state") != 0 || module->barrier_state == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (ptr) *ptr = (CUdeviceptr)(uintptr_t)module->barrier_state;
+  if (bytes) *bytes = sizeof(uint32_t);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunc_st* function, int attribute, int value) {
+  if (function == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != 8 || value < 0 || value > FAKE_MAX_SHARED_OPTIN) return CUDA_ERROR_INVALID_VALUE;
+  function->max_dynamic_shared = value;
+  return CUDA_SUCCESS;
+}
+
+/* ---- launches: host versions of test_kernels.cu ---- */
+
+#define PARAM(type, i) (*(type*)params[i])
+
+CUresult cuLaunchKernel(CUfunc_st* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared_bytes, CUstream_st* stream, void** params, void** extra) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  if (f == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (f->module->device != t_current->device) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream != NULL && stream->device != t_current->device) return CUDA_ERROR_INVALID_HANDLE;
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bx > 1024 || by > 1024 || bz > 64 ||
+      (uint64_t)bx * by * bz > 1024 || gy > 65535 || gz > 65535) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((int)shared_bytes > f->max_dynamic_shared) return CUDA_ERROR_INVALID_VALUE;
+  if (extra != NULL) return CUDA_ERROR_INVALID_VALUE;
+  const uint64_t nx = (uint64_t)gx * bx, ny = (uint64_t)gy * by;
+  switch (f->kernel) {
+    case KERNEL_VECTOR_ADD: {
+      const float* a = PARAM(const float*, 0);
+      const float* b = PARAM(const float*, 1);
+      float* c = PARAM(float*, 2);
+      int32_t n = PARAM(int32_t, 3);
+      uint64_t count = (uint64_t)(n < 0 ? 0 : n) < nx ? (uint64_t)(n < 0 ? 0 : n) : nx;
+      if (count && (!Valid(a, count * 4) || !Valid(b, count * 4) || !Valid(c, count * 4))) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t i = 0; i < count; ++i) c[i] = a[i] + b[i];
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_AFFINE_2D: {
+      float* out = PARAM(float*, 0);
+      const float* in = PARAM(const float*, 1);
+      int32_t w = PARAM(int32_t, 2), h = PARAM(int32_t, 3);
+      float alpha = PARAM(float, 4);
+      int64_t beta = PARAM(int64_t, 5);
+      double gamma = PARAM(double, 6);
+      if (w <= 0 || h <= 0) return CUDA_SUCCESS;
+      uint64_t total = (uint64_t)w * (uint64_t)h * 4;
+      if (!Valid(out, total) || !Valid(in, total)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t y = 0; y < ny && y < (uint64_t)h; ++y) {
+        for (uint64_t x = 0; x < nx && x < (uint64_t)w; ++x) {
+          uint64_t i = y * (uint64_t)w + x;
+          out[i] = (float)(in[i] * alpha + (double)beta + gamma);
+        }
+      }
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_REVERSE_DYN_SMEM: {
+      float* out = PARAM(float*, 0);
+      const float* in = PARAM(const float*, 1);
+      int32_t n = PARAM(int32_t, 2);
+      if (n <= 0) return CUDA_SUCCESS;
+      if ((uint64_t)n * 4 > shared_bytes) return CUDA_ERROR_ILLEGAL_ADDRESS; /* past the shared buffer */
+      if (!Valid(out, (size_t)n * 4) || !Valid(in, (size_t)n * 4)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (int32_t i = 0; i < n; ++i) out[i] = in[n - 1 - i];
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_BARRIER_PROBE: {
+      uint32_t* out = PARAM(uint32_t*, 0);
+      uint32_t* state = f->module->barrier_state;
+      if (state == NULL || !Valid(out, 4)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t t = 0; t < nx * ny * gz * bz; ++t) *out = (*state)++;
+      return CUDA_SUCCESS;
+    }
+    default:
+      return CUDA_ERROR_INVALID_HANDLE;
+  }
+}
