@@ -1,0 +1,75 @@
+#include "api/sorun.h"
+
+#include <mutex>
+
+#include "graph_executor/register.h"
+#include "runtime/binary_reader.h"
+#include "runtime/file_util.h"
+#include "runtime/tensor_io.h"
+
+namespace sorun {
+
+// Defined by backends_all.cc or backends_cpu.cc, whichever the target links.
+Status RegisterLinkedBackends();
+
+Status Initialize() {
+  static std::mutex mutex;
+  static bool done = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (done) return Status::Ok();
+  SORUN_RETURN_IF_ERROR(RegisterGraphExecutor());
+  SORUN_RETURN_IF_ERROR(RegisterLinkedBackends());
+  done = true;
+  return Status::Ok();
+}
+
+StatusOr<Module> Load(const std::string& path, const LoadOptions& options) {
+  SORUN_RETURN_IF_ERROR(Initialize());
+  return LoadModule(path, options);
+}
+
+StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
+  auto* factory = dynamic_cast<GraphExecutorFactoryNode*>(model.get());
+  if (factory == nullptr) {
+    return FailedPrecondition(std::string("the model's root module is '") + (model.defined() ? model.type_key() : "null") +
+                              "', not a GraphExecutorFactory: give the graph JSON and params separately "
+                              "(three-file deployment)");
+  }
+  return factory;
+}
+
+StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices) {
+  SORUN_ASSIGN_OR_RETURN(GraphExecutorFactoryNode * factory, GetFactory(model));
+  return factory->CreateExecutor(devices);
+}
+
+StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
+                                                                 const std::string& library_path,
+                                                                 const std::string& params_path,
+                                                                 const std::vector<DLDevice>& devices) {
+  SORUN_RETURN_IF_ERROR(Initialize());
+  SORUN_ASSIGN_OR_RETURN(Module lib, LoadModule(library_path));
+  SORUN_ASSIGN_OR_RETURN(std::string json, ReadFileToString(graph_json_path));
+  auto spec = GraphSpec::Parse(json);
+  if (!spec.ok()) return std::move(spec).status().Annotate(graph_json_path);
+  ObjectPtr<SharedWeights> weights;
+  if (!params_path.empty()) {
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(params_path));
+    BinaryReader reader(file->data(), file->size(), params_path, 0, ObjectPtr<Object>(file));
+    auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true);
+    if (!params.ok()) return std::move(params).status();
+    if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
+    // Every name must be a graph input (a params file for another model is an error).
+    for (const auto& kv : *params) {
+      bool found = false;
+      for (uint32_t nid : spec->arg_nodes) found = found || spec->nodes[nid].name == kv.first;
+      if (!found) return InvalidArgument(params_path + ": '" + kv.first + "' is not an input of " + graph_json_path);
+    }
+    SORUN_ASSIGN_OR_RETURN(weights, SharedWeights::Create(std::move(*params)));
+  }
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), lib, devices, weights);
+  if (!e.ok()) return std::move(e).status().Annotate(graph_json_path);
+  return e;
+}
+
+}  // namespace sorun
