@@ -58,6 +58,14 @@ StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevi
     for (const DLDevice& d : devices) {
       if (d.device_type == type) return d;
     }
+    // The host is always there: a heterogeneous graph may keep entries on the CPU even when the
+    // caller only named the accelerator.
+    if (type == kDLCPU) {
+      bool listed = false;
+      for (const auto& m : plan.devices) listed = listed || m.device == CpuDevice();
+      if (!listed) plan.devices.push_back(DeviceMemory{CpuDevice(), 0, 0, 0});
+      return CpuDevice();
+    }
     std::string have;
     for (const DLDevice& d : devices) have += (have.empty() ? "" : ", ") + DeviceToString(d);
     return InvalidArgument("graph entry " + std::to_string(eid) + " must live on a " + DeviceTypeName(type) +

@@ -49,7 +49,8 @@ struct MemoryPlan {
   std::string Describe() const;
 };
 
-// Plans storage for `graph` on `devices` (first = default). `bound_param_entries[e]` is true when
+// Plans storage for `graph` on `devices` (first = default; cpu:0 is added when device_index asks for
+// the CPU and the list has none). `bound_param_entries[e]` is true when
 // entry e is a parameter the executor will bind to shared weights (of `bound_param_bytes[e]`).
 // Errors: a pool used by entries on different devices, a device type requested by device_index
 // that `devices` lacks.

@@ -65,8 +65,10 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
     }
   }
 
+  // Zero-copy views (weights) keep the library MODULE alive, not just the mapping: host code caches
+  // function handles owned by this module, so it must outlive any reuse of the mapped library.
   BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8,
-                      ObjectPtr<Object>(lib->library()));
+                      ObjectPtr<Object>(lib));
   std::vector<Module> modules;
   BlobLayout layout;
   Status parsed = ParseModuleBlob(
