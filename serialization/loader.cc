@@ -11,12 +11,11 @@
 
 #include "runtime/blob_loader.h"
 #include "runtime/file_util.h"
+#include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
-#include "serialization/subprocess.h"
-#include "serialization/tar_archive.h"
 
 namespace sorun {
 namespace {
@@ -108,46 +107,27 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   return root;
 }
 
-// Extracts the archive at `path` into `dir` and returns the extracted files' paths.
-StatusOr<std::vector<std::string>> ExtractTarFile(const std::string& path, const std::string& dir) {
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
-  SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(file->data(), file->size(), path));
-  SORUN_RETURN_IF_ERROR(ExtractTarEntries(entries, dir));
-  std::vector<std::string> files;
-  for (const TarEntry& e : entries) files.push_back(dir + "/" + e.name);
-  return files;
-}
-
-StatusOr<Module> LoadTar(const std::string& path, const LoadOptions& options) {
-  SORUN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("sorun_tar"));
-  SORUN_ASSIGN_OR_RETURN(std::vector<std::string> files, ExtractTarFile(path, dir.path()));
-  std::vector<std::string> cmd = {CCompiler(options.cc), "-shared", "-o", dir.path() + "/lib.so"};
-  std::vector<std::string> archives;
-  for (const std::string& f : files) {
-    std::string ext = fs::path(f).extension().string();
-    if (ext == ".o") cmd.push_back(f);
-    if (ext == ".a") archives.push_back(f);
-  }
-  if (cmd.size() == 4 && archives.empty()) return DataLoss(path + ": the archive holds no object files");
-  if (!archives.empty()) {
-    cmd.push_back("-Wl,--whole-archive");
-    cmd.insert(cmd.end(), archives.begin(), archives.end());
-    cmd.push_back("-Wl,--no-whole-archive");
-  }
-  cmd.push_back("-lm");
-  SORUN_RETURN_IF_ERROR_CTX(RunCommand(cmd), path + ": linking the archived objects");
-  // The mapping stays valid after the temporary directory is removed.
-  auto loaded = LoadSharedLibrary(dir.path() + "/lib.so", options);
-  if (!loaded.ok()) return std::move(loaded).status().Annotate(path);
-  return loaded;
-}
-
 }  // namespace
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options) {
   std::string ext = fs::path(path).extension().string();
-  if (ext == ".tar") return LoadTar(path, options);
-  return LoadSharedLibrary(path, options);
+  if (ext.empty() || ext == ".so" || ext == ".dll" || ext == ".dylib" || ext == ".dso") {
+    return LoadSharedLibrary(path, options);
+  }
+  // Other formats through TVM's runtime.module.loadfile_<ext> registry entries (e.g. .tar).
+  const std::string loader = "runtime.module.loadfile_" + ext.substr(1);
+  PackedFunc f = FunctionRegistry::Global().Get(loader);
+  if (!f.defined()) {
+    if (ext == ".tar") {
+      return Unimplemented(path + ": loading .tar archives needs a compiler at load time and is not linked into "
+                                  "this build (link //serialization:tar_loader and call RegisterTarLoader(), as "
+                                  "//api:sorun does)");
+    }
+    // Unknown extension: try it as a shared library.
+    return LoadSharedLibrary(path, options);
+  }
+  SORUN_ASSIGN_OR_RETURN(Value v, f(path));
+  return v.AsModule();
 }
 
 }  // namespace sorun

@@ -7,8 +7,9 @@
 //       tree and module 0 is the root (normally the GraphExecutorFactory);
 //     - a blob without _import_tree (pre-v0.7 exporters): the kernel library is the root and imports
 //       every loaded module in blob order.
-//   .tar: the archived objects are linked with the system compiler into a temporary library, which
-//     is then loaded as above.
+//   other extensions: the loader registered as runtime.module.loadfile_<ext> (TVM's convention);
+//     .tar support (serialization/tar_loader.h) links the archived objects with the system compiler
+//     and loads the result as above.
 // __tvm_module_ctx of the library points at the kernel-library module. The blob is parsed in place
 // (zero-copy; parameter tensors may point into the mapped file) and fully validated before any
 // import is attached, so a failed load leaves nothing behind. Loading is thread-safe; two loads of
@@ -27,8 +28,6 @@ struct LoadOptions {
   // Verify the __sorun_blob_checksum record when the library has one (costs one pass over the
   // blob). The environment variable SORUN_VERIFY_CHECKSUM=0 also turns it off.
   bool verify_checksum = true;
-  // Compiler driver for .tar files; empty = $CC, else cc.
-  std::string cc;
 };
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});

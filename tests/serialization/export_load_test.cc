@@ -18,12 +18,14 @@
 #include "runtime/data_type.h"
 #include "runtime/device_module_payload.h"
 #include "runtime/file_util.h"
+#include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/opencl/opencl_backend.h"
 #include "runtime/opencl/opencl_module.h"
 #include "serialization/elf_reader.h"
 #include "serialization/exporter.h"
 #include "serialization/loader.h"
+#include "serialization/tar_loader.h"
 #include "tests/util/test_module.h"
 #include "tests/util/test_util.h"
 
@@ -49,6 +51,7 @@ class ExportLoadTest : public ::testing::Test {
     ASSERT_TRUE(RegisterGraphExecutor().ok());
     ASSERT_TRUE(RegisterOpenclBackend().ok());
     ASSERT_TRUE(testing::RegisterTestValueModule().ok());
+    ASSERT_TRUE(RegisterTarLoader().ok());
   }
   void SetUp() override { dir_ = testing::MakeTempDir("export"); }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
@@ -223,6 +226,12 @@ TEST_F(ExportLoadTest, TarExportIsLinkedWhenLoaded) {
   SmallModel m = MakeModel();
   Module factory = *MakeGraphExecutorFactory(m.json, m.params, MakeHostCodeModule(NnKernels()));
   ASSERT_TRUE(ExportLibrary(factory, Path("model.tar")).ok());
+  // The core loader alone points at the .tar support.
+  ASSERT_TRUE(FunctionRegistry::Global().Remove("runtime.module.loadfile_tar"));
+  auto unsupported = LoadModule(Path("model.tar"));
+  EXPECT_EQ(unsupported.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(unsupported.status().message().find("RegisterTarLoader"), std::string::npos);
+  ASSERT_TRUE(RegisterTarLoader().ok());
   ASSERT_TRUE(ExportLibrary(factory, Path("model.so")).ok());
   auto from_tar = LoadModule(Path("model.tar"));
   ASSERT_TRUE(from_tar.ok()) << from_tar.status().ToString();

@@ -1,0 +1,22 @@
+// Loading `.tar` model archives (TVM's export_library(".tar") layout: object files + the blob object),
+// kept out of the core loader because it needs the system compiler at load time. RegisterTarLoader()
+// registers TVM's "runtime.module.loadfile_tar": the archive is extracted to a private temporary
+// directory, linked with $CC (or cc) into a shared library and loaded like any .so. //api:sorun
+// registers it; the embedded //api:sorun_cpu does not. Idempotent and thread-safe.
+#ifndef SORUN_SERIALIZATION_TAR_LOADER_H_
+#define SORUN_SERIALIZATION_TAR_LOADER_H_
+
+#include <string>
+
+#include "runtime/module.h"
+#include "runtime/status.h"
+
+namespace sorun {
+
+Status RegisterTarLoader();
+// The loader itself (also usable without registration).
+StatusOr<Module> LoadTarArchive(const std::string& path);
+
+}  // namespace sorun
+
+#endif  // SORUN_SERIALIZATION_TAR_LOADER_H_
