@@ -26,6 +26,7 @@ class CpuDeviceApi final : public DeviceApi {
   }
 
   StatusOr<void*> Alloc(DLDevice device, size_t nbytes, size_t alignment) override {
+    if (device.device_id != 0) return Unavailable("cpu:" + std::to_string(device.device_id) + " does not exist");
     if (alignment < kAllocAlignment) alignment = kAllocAlignment;
     void* ptr = nullptr;
     // posix_memalign with size 0 may return NULL; keep one byte so every tensor has an address.
