@@ -1,5 +1,7 @@
 #include "runtime/shared_library.h"
 
+#include "runtime/elf_preflight.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -9,6 +11,8 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFound(path + ": no such file");
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
+  // glibc's loader crashes on truncated or corrupt files: check first.
+  SORUN_RETURN_IF_ERROR(PreflightSharedLibrary(path));
   // dlopen treats names without '/' as library search names; force a path.
   std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   dlerror();

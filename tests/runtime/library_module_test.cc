@@ -3,6 +3,8 @@
 // error reporting, and the C-backend plain-name path.
 #include "runtime/library_module.h"
 
+#include "runtime/elf_preflight.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -200,7 +202,7 @@ TEST(LibraryModuleOpenTest, ErrorsNameTheFile) {
   testing::WriteFileOrDie(junk, "this is not an ELF file");
   auto bad = LibraryModuleNode::Open(junk);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("junk.so: cannot load shared library"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("junk.so: not a loadable shared library"), std::string::npos)
       << bad.status().message();
 }
 
@@ -235,6 +237,32 @@ TEST(CBackendApiTest, GetFuncFromEnvWithoutContextUsesRegistry) {
   EXPECT_EQ(TVMBackendGetFuncFromEnv(nullptr, "__tvm_set_device", &f), 0);
   EXPECT_NE(f, nullptr);
   EXPECT_EQ(TVMBackendGetFuncFromEnv(nullptr, "nope", &f), -1);
+}
+
+}  // namespace
+}  // namespace sorun
+
+namespace sorun {
+namespace {
+
+// glibc's dlopen dies with SIGBUS on a truncated library; the preflight check must refuse every
+// truncation that cuts the program headers or a loaded segment.
+TEST(ElfPreflightTest, EveryTruncationOfARealLibraryIsRefusedOrHarmless) {
+  std::string bytes = testing::ReadFileOrDie(testing::Runfile(kKernels));
+  ASSERT_TRUE(PreflightSharedLibraryBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "k.so").ok());
+  std::string dir = testing::MakeTempDir("preflight");
+  for (size_t cut = 0; cut < bytes.size(); cut += 97) {
+    Status s = PreflightSharedLibraryBytes(reinterpret_cast<const uint8_t*>(bytes.data()), cut, "k.so");
+    if (s.ok()) {
+      // Only section headers or other unmapped trailing data were cut: dlopen must work on it.
+      std::string path = dir + "/cut" + std::to_string(cut) + ".so";
+      testing::WriteFileOrDie(path, bytes.substr(0, cut));
+      EXPECT_TRUE(LibraryModuleNode::Open(path).ok()) << cut;
+    } else {
+      EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+      EXPECT_NE(s.message().find("k.so: not a loadable shared library"), std::string::npos) << s.message();
+    }
+  }
 }
 
 }  // namespace
