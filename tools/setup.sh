@@ -14,6 +14,7 @@ PACKAGES=(
   opencl-headers
   pocl-opencl-icd          # a real OpenCL device on the CPU
   clang                    # libFuzzer builds
+  lld                      # a third linker layout for the ELF blob injector tests (optional)
   libclang-rt-14-dev       # sanitizer / fuzzer runtimes for clang
   python3                  # test drivers and fixture scripts
   python3-numpy
