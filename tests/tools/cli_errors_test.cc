@@ -1,0 +1,197 @@
+// The `sorun` binary's conventions: help and version on stdout with exit 0, and the bad-argument
+// catalogue: every mistake gives exit 2 (usage) or 1 (model / inputs) and exactly one stderr line
+// "sorun: error: ..." naming the file and the cause.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/tools/cli_test_util.h"
+#include "tests/util/test_util.h"
+
+namespace sorun {
+namespace {
+
+using testing::CliResult;
+using testing::Describe;
+using testing::IsOneErrorLine;
+using testing::RunSorun;
+
+// One small packed model for the whole suite.
+class CliErrorsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(testing::MakeTempDir("cli_errors"));
+    files_ = new testing::SmallModelFiles(testing::WriteSmallModel(*dir_));
+    CliResult r = RunSorun({"pack", "-o", *dir_ + "/model.so", "--graph", files_->graph, "--params", files_->params,
+                            "--lib", testing::NnKernelsSource()});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  }
+  static void TearDownTestSuite() {
+    delete files_;
+    delete dir_;
+  }
+  static std::string Model() { return *dir_ + "/model.so"; }
+  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+
+  // Expects exit `code`, nothing on stdout, and one "sorun: error:" line containing every `parts`.
+  static void ExpectError(const std::vector<std::string>& args, int code, const std::vector<std::string>& parts) {
+    CliResult r = RunSorun(args);
+    EXPECT_EQ(r.exit_code, code) << Describe(r);
+    EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
+    EXPECT_EQ(r.out, "") << Describe(r);
+    for (const std::string& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "'\n" << Describe(r);
+  }
+
+  static std::string* dir_;
+  static testing::SmallModelFiles* files_;
+};
+
+std::string* CliErrorsTest::dir_ = nullptr;
+testing::SmallModelFiles* CliErrorsTest::files_ = nullptr;
+
+TEST_F(CliErrorsTest, HelpIsOnStdoutWithExitZero) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}}) {
+    CliResult r = RunSorun(args);
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("Usage: sorun <command>"), std::string::npos) << r.out;
+    for (const char* c : {"inspect", "run", "bench", "pack", "verify"}) EXPECT_NE(r.out.find(c), std::string::npos) << c;
+  }
+  for (const char* c : {"inspect", "run", "bench", "pack", "verify"}) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {c, "--help"}, {c, "-h"}, {"help", c}, {c, Model(), "--help"}}) {
+      CliResult r = RunSorun(args);
+      EXPECT_EQ(r.exit_code, 0) << Describe(r);
+      EXPECT_EQ(r.err, "");
+      EXPECT_NE(r.out.find(std::string("Usage: sorun ") + c), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("--help"), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST_F(CliErrorsTest, VersionLine) {
+  CliResult r = RunSorun({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("sorun ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+TEST_F(CliErrorsTest, UsageErrorsExitTwo) {
+  ExpectError({}, 2, {"no command"});
+  ExpectError({"frobnicate"}, 2, {"unknown command 'frobnicate'"});
+  ExpectError({"help", "frobnicate"}, 2, {"unknown command 'frobnicate'"});
+  ExpectError({"--bogus"}, 2, {"--bogus"});
+  ExpectError({"inspect", Model(), "--bogus"}, 2, {"unknown flag '--bogus'"});
+  ExpectError({"run", Model(), "--bogus=1"}, 2, {"unknown flag '--bogus'"});
+  ExpectError({"inspect"}, 2, {"missing MODEL"});
+  ExpectError({"run"}, 2, {"missing MODEL"});
+  ExpectError({"bench"}, 2, {"missing MODEL"});
+  ExpectError({"verify"}, 2, {"missing MODEL"});
+  ExpectError({"inspect", Model(), Model()}, 2, {"unexpected argument"});
+  ExpectError({"run", Model(), "--device", "tpu"}, 2, {"--device", "tpu"});
+  ExpectError({"bench", Model(), "--device", "opencl:x"}, 2, {"--device", "opencl:x"});
+  ExpectError({"run", Model(), "--device"}, 2, {"--device needs a value"});
+  ExpectError({"bench", Model(), "--repeat", "abc"}, 2, {"--repeat", "'abc' is not an integer"});
+  ExpectError({"bench", Model(), "--repeat", "-1"}, 2, {"--repeat", "-1"});
+  ExpectError({"bench", Model(), "--repeat", "0"}, 2, {"--repeat", "0"});
+  ExpectError({"bench", Model(), "--warmup", "1.5"}, 2, {"--warmup", "'1.5'"});
+  ExpectError({"bench", Model(), "--json=yes"}, 2, {"--json takes no value"});
+  ExpectError({"run", Model(), "--input", "data"}, 2, {"--input 'data'", "NAME=FILE.npy"});
+  ExpectError({"run", Model(), "--input", "=x.npy"}, 2, {"empty input name"});
+  ExpectError({"run", Model(), "--input", "data=a.npy", "--input", "data=b.npy"}, 2, {"'data' given more than once"});
+  ExpectError({"run", Model(), "--params", files_->params}, 2, {"--params needs --graph"});
+  ExpectError({"run", Model(), "--device", "cpu", "--device", "cpu"}, 2, {"--device given more than once"});
+  ExpectError({"pack", "--lib", testing::NnKernelsSource()}, 2, {"missing -o"});
+  ExpectError({"pack", "-o", Path("x.so")}, 2, {"missing --lib"});
+  ExpectError({"pack", "-o", Path("x.so"), "--lib", "kernels.txt"}, 2, {"kernels.txt", "unknown kind"});
+  ExpectError({"pack", "-o", Path("x.so"), "--lib", testing::NnKernelsSource(), "--params", files_->params}, 2,
+              {"--params needs --graph"});
+  ExpectError({"pack", "-o", Path("x.so"), "--lib", testing::NnKernelsSource(), "--cuda", Path("k.txt")}, 2,
+              {"k.txt", "unknown CUDA code format"});
+  ExpectError({"pack", "-o", Path("x.so"), "--lib", testing::NnKernelsSource(), "--opencl", Path("a.cl"), "--opencl",
+               Path("b.cl"), "--opencl-fmap", Path("a.json")},
+              2, {"2 --opencl file(s) but 1 --opencl-fmap"});
+}
+
+TEST_F(CliErrorsTest, InputErrorsExitOne) {
+  // Missing .npy file.
+  ExpectError({"run", Model(), "--input", "data=" + Path("missing.npy")}, 1, {"missing.npy"});
+  // Shape mismatch names both shapes.
+  testing::WriteFloatNpy(Path("small.npy"), {1, 4}, {0, 0, 0, 0});
+  ExpectError({"run", Model(), "--input", "data=" + Path("small.npy")}, 1,
+              {"small.npy", "float32[1, 4]", "'data'", "float32[1, 8]"});
+  // Fortran-order file.
+  {
+    std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 8), }";
+    header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    bytes += header + std::string(32, '\0');
+    testing::WriteFileOrDie(Path("fortran.npy"), bytes);
+  }
+  ExpectError({"run", Model(), "--input", "data=" + Path("fortran.npy")}, 1, {"fortran.npy", "fortran"});
+  // Not an .npy at all.
+  testing::WriteFileOrDie(Path("garbage.npy"), "this is not numpy");
+  ExpectError({"run", Model(), "--input", "data=" + Path("garbage.npy")}, 1, {"garbage.npy"});
+  // An input name the graph does not have: the message lists the inputs.
+  ExpectError({"run", Model(), "--input", "image=" + files_->input}, 1, {"no input named 'image'", "data float32[1, 8]"});
+  // A required input without --input.
+  ExpectError({"run", Model()}, 1, {"data", "float32[1, 8]", "--input data="});
+}
+
+TEST_F(CliErrorsTest, BadModelFilesExitOne) {
+  // Missing file.
+  for (const char* cmd : {"inspect", "run", "bench", "verify"}) {
+    ExpectError({cmd, Path("nope.so")}, 1, {"nope.so", "No such file"});
+  }
+  // A directory.
+  for (const char* cmd : {"inspect", "run", "bench", "verify"}) {
+    ExpectError({cmd, *dir_}, 1, {*dir_, "directory"});
+  }
+  // Not an ELF file.
+  testing::WriteFileOrDie(Path("text.so"), "hello, I am not a library\n");
+  for (const char* cmd : {"inspect", "run", "bench", "verify"}) {
+    ExpectError({cmd, Path("text.so")}, 1, {"text.so", "not an ELF file"});
+  }
+  // A truncated library: an error, never a crash in dlopen().
+  std::string bytes = testing::ReadFileOrDie(Model());
+  for (size_t cut : {size_t{100}, bytes.size() / 3, bytes.size() - 100}) {
+    testing::WriteFileOrDie(Path("truncated.so"), bytes.substr(0, cut));
+    for (const char* cmd : {"inspect", "run", "verify"}) {
+      std::vector<std::string> args = {cmd, Path("truncated.so")};
+      if (std::string(cmd) == "run") args.insert(args.end(), {"--input", "data=" + files_->input});
+      ExpectError(args, 1, {"truncated.so"});
+    }
+  }
+  // A corrupted blob byte: the loader's checksum check (run) and verify report it.
+  std::string corrupt = bytes;
+  size_t at = corrupt.find("\"sorun_dense_bias_relu\"");  // inside the graph JSON of the blob
+  ASSERT_NE(at, std::string::npos);
+  corrupt[at + 1] = 'X';
+  testing::WriteFileOrDie(Path("corrupt.so"), corrupt);
+  ExpectError({"run", Path("corrupt.so"), "--input", "data=" + files_->input}, 1, {"corrupt.so", "checksum mismatch"});
+  ExpectError({"verify", Path("corrupt.so")}, 1, {"corrupt.so", "checksum mismatch"});
+}
+
+TEST_F(CliErrorsTest, KernelFailureExitsOne) {
+  // A graph whose operator is the always-failing kernel.
+  std::string graph = testing::ReadFileOrDie(files_->graph);
+  size_t at = graph.find("sorun_softmax");
+  ASSERT_NE(at, std::string::npos);
+  graph.replace(at, std::string("sorun_softmax").size(), "sorun_fail");
+  testing::WriteFileOrDie(Path("fail.json"), graph);
+  CliResult packed = RunSorun({"pack", "-o", Path("fail.so"), "--graph", Path("fail.json"), "--params", files_->params,
+                               "--lib", testing::NnKernelsSource()});
+  ASSERT_EQ(packed.exit_code, 0) << Describe(packed);
+  ExpectError({"run", Path("fail.so"), "--input", "data=" + files_->input}, 1, {"this kernel always fails"});
+  ExpectError({"bench", Path("fail.so")}, 1, {"this kernel always fails"});
+}
+
+TEST_F(CliErrorsTest, AbsentDeviceExitsOne) {
+  // CUDA is absent here (no driver); on a GPU machine cuda:1023 is.
+  ExpectError({"run", Model(), "--device", "cuda:1023", "--input", "data=" + files_->input}, 1, {"cuda"});
+}
+
+}  // namespace
+}  // namespace sorun

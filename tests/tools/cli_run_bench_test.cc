@@ -1,0 +1,211 @@
+// `sorun run` and `sorun bench` end to end through the built binary: .npy in and out compared with a
+// reference, output directories, the three-file deployment, bench's JSON and text, and an OpenCL
+// model run for real (PoCL in CI; skipped without an OpenCL device).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "runtime/opencl/opencl_backend.h"
+#include "runtime/opencl/opencl_devices.h"
+#include "tests/tools/cli_test_util.h"
+#include "tests/util/test_util.h"
+
+namespace sorun {
+namespace {
+
+using testing::CliResult;
+using testing::Describe;
+using testing::RunSorun;
+
+class CliRunBenchTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(testing::MakeTempDir("cli_run"));
+    files_ = new testing::SmallModelFiles(testing::WriteSmallModel(*dir_));
+    CliResult r = RunSorun({"pack", "-o", Model(), "--graph", files_->graph, "--params", files_->params, "--lib",
+                            testing::NnKernelsSource()});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  }
+  static void TearDownTestSuite() {
+    delete files_;
+    delete dir_;
+  }
+  static std::string Model() { return *dir_ + "/model.so"; }
+  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+  static rapidjson::Document ParseJson(const CliResult& r) {
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    EXPECT_FALSE(doc.HasParseError()) << r.out;
+    EXPECT_TRUE(doc.IsObject()) << r.out;
+    return doc;
+  }
+
+  static std::string* dir_;
+  static testing::SmallModelFiles* files_;
+};
+
+std::string* CliRunBenchTest::dir_ = nullptr;
+testing::SmallModelFiles* CliRunBenchTest::files_ = nullptr;
+
+TEST_F(CliRunBenchTest, RunWritesOutputsMatchingTheReference) {
+  CliResult r = RunSorun({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("out/nested")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "");
+  std::vector<int64_t> shape;
+  std::vector<float> y = testing::ReadFloatNpy(Path("out/nested/output_0.npy"), &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 4}));
+  ASSERT_EQ(y.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6) << i;
+  EXPECT_NE(r.out.find("ran " + Model() + " on cpu:0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 0  softmax  float32  [1, 4]  " + Path("out/nested/output_0.npy")), std::string::npos)
+      << r.out;
+  char first[32];
+  std::snprintf(first, sizeof(first), "[%g", y[0]);
+  EXPECT_NE(r.out.find(first), std::string::npos) << r.out;
+}
+
+TEST_F(CliRunBenchTest, RunDefaultsToTheCurrentDirectory) {
+  const std::string cwd = Path("cwd");
+  ASSERT_EQ(system(("mkdir -p " + cwd).c_str()), 0);
+  CliResult r = RunSorun({"run", Model(), "--input", "data=" + files_->input}, {}, cwd);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(testing::FileExists(cwd + "/output_0.npy"));
+}
+
+TEST_F(CliRunBenchTest, RunOnOtherInputs) {
+  std::vector<float> x = {1, -2, 3, -4, 5, -6, 7, -8};
+  testing::WriteFloatNpy(Path("x2.npy"), {1, 8}, x);
+  CliResult r = RunSorun({"run", Model(), "--input", "data=" + Path("x2.npy"), "--output-dir", Path("out2")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  std::vector<float> y = testing::ReadFloatNpy(Path("out2/output_0.npy"));
+  std::vector<float> expected = testing::SmallModelReference(x);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], expected[i], 1e-5) << i;
+}
+
+TEST_F(CliRunBenchTest, NoVerifySkipsTheIntegrityCheck) {
+  // Change one weight inside the blob: the checksum no longer matches.
+  std::string bytes = testing::ReadFileOrDie(Model());
+  float w01[2] = {0.1f * static_cast<float>(-3), 0.1f * static_cast<float>(-2)};
+  size_t at = bytes.find(std::string(reinterpret_cast<const char*>(w01), sizeof(w01)));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] ^= 0x01;
+  testing::WriteFileOrDie(Path("tampered.so"), bytes);
+  CliResult r = RunSorun({"run", Path("tampered.so"), "--input", "data=" + files_->input, "--output-dir", Path("t1")});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("checksum mismatch"), std::string::npos) << r.err;
+  r = RunSorun({"run", Path("tampered.so"), "--no-verify", "--input", "data=" + files_->input, "--output-dir",
+                Path("t2")});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  r = RunSorun({"bench", Path("tampered.so"), "--no-verify", "--repeat", "1", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+}
+
+TEST_F(CliRunBenchTest, ThreeFileDeployment) {
+  const std::string lib = testing::Runfile("testdata/kernels/libnn_kernels.so");
+  CliResult r = RunSorun({"run", lib, "--graph", files_->graph, "--params", files_->params, "--input",
+                          "data=" + files_->input, "--output-dir", Path("three")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  std::vector<float> y = testing::ReadFloatNpy(Path("three/output_0.npy"));
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6) << i;
+  // Without --params the weights become required inputs.
+  r = RunSorun({"run", lib, "--graph", files_->graph, "--input", "data=" + files_->input});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("w float32[4, 8]"), std::string::npos) << r.err;
+  // A kernel library without --graph: the error says what to do.
+  r = RunSorun({"run", lib, "--input", "data=" + files_->input});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("--graph"), std::string::npos) << r.err;
+  // Bench takes the same three files.
+  r = RunSorun({"bench", lib, "--graph", files_->graph, "--params", files_->params, "--repeat", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  rapidjson::Document doc = ParseJson(r);
+  EXPECT_EQ(doc["repeat"].GetInt(), 3);
+}
+
+TEST_F(CliRunBenchTest, BenchJson) {
+  CliResult r = RunSorun({"bench", Model(), "--json", "--repeat", "7", "--warmup", "2"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "");
+  rapidjson::Document doc = ParseJson(r);
+  for (const char* key : {"load_ms", "create_ms", "first_run_ms"}) {
+    ASSERT_TRUE(doc.HasMember(key)) << key;
+    EXPECT_TRUE(doc[key].IsNumber()) << key;
+    EXPECT_GE(doc[key].GetDouble(), 0.0) << key;
+  }
+  const auto& run = doc["run_ms"];
+  for (const char* key : {"min", "median", "p90", "max", "mean"}) {
+    ASSERT_TRUE(run.HasMember(key)) << key;
+    EXPECT_GE(run[key].GetDouble(), 0.0) << key;
+  }
+  EXPECT_LE(run["min"].GetDouble(), run["median"].GetDouble());
+  EXPECT_LE(run["median"].GetDouble(), run["p90"].GetDouble());
+  EXPECT_LE(run["p90"].GetDouble(), run["max"].GetDouble());
+  EXPECT_EQ(doc["repeat"].GetInt(), 7);
+  EXPECT_EQ(doc["warmup"].GetInt(), 2);
+  EXPECT_GT(doc["peak_rss_bytes"].GetUint64(), 1u << 20);
+  EXPECT_STREQ(doc["device"].GetString(), "cpu:0");
+  EXPECT_EQ(std::string(doc["model"].GetString()), Model());
+  ASSERT_EQ(doc["generated_inputs"].Size(), 1u);
+  EXPECT_STREQ(doc["generated_inputs"][0].GetString(), "data");
+  ASSERT_EQ(doc["memory_plan"].Size(), 1u);
+  EXPECT_EQ(doc["memory_plan"][0]["param_bytes"].GetUint64(), 144u);
+
+  // Defaults, and given inputs are not generated.
+  r = RunSorun({"bench", Model(), "--json", "--input", "data=" + files_->input});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  doc = ParseJson(r);
+  EXPECT_EQ(doc["repeat"].GetInt(), 50);
+  EXPECT_EQ(doc["warmup"].GetInt(), 5);
+  EXPECT_EQ(doc["generated_inputs"].Size(), 0u);
+}
+
+TEST_F(CliRunBenchTest, BenchText) {
+  CliResult r = RunSorun({"bench", Model(), "--repeat", "4", "--warmup", "0"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  for (const char* part : {"model", "device       cpu:0", "load ", "create ", "first run ", "median", "p90",
+                           "(4 runs after 0 warmup)", "peak RSS", "memory plan  cpu:0: params 144 B"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.out;
+  }
+}
+
+class CliOpenclTest : public CliRunBenchTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(RegisterOpenclBackend().ok());
+    if (OpenclDevices::Global().DeviceCount() == 0) GTEST_SKIP() << "no OpenCL device on this machine";
+  }
+};
+
+TEST_F(CliOpenclTest, PackedOpenclModelRunsOnTheDevice) {
+  testing::OpenclModelFiles cl = testing::WriteOpenclModel(*dir_, 1000);
+  CliResult r = RunSorun({"pack", "-o", Path("cl.so"), "--graph", cl.graph, "--lib", testing::OpenclHostKernelsSource(),
+                          "--opencl", cl.source, "--opencl-fmap", cl.fmap});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  r = RunSorun({"run", Path("cl.so"), "--device", "opencl", "--input", "a=" + cl.a, "--input", "b=" + cl.b,
+                "--output-dir", Path("cl_out")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("on opencl:0"), std::string::npos) << r.out;
+  std::vector<float> y = testing::ReadFloatNpy(Path("cl_out/output_0.npy"));
+  ASSERT_EQ(y.size(), cl.expected.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], cl.expected[i]) << i;
+
+  r = RunSorun({"bench", Path("cl.so"), "--device", "opencl:0", "--repeat", "5", "--warmup", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  rapidjson::Document doc = ParseJson(r);
+  EXPECT_STREQ(doc["device"].GetString(), "opencl:0");
+  EXPECT_EQ(doc["repeat"].GetInt(), 5);
+  EXPECT_EQ(doc["generated_inputs"].Size(), 2u);
+  EXPECT_STREQ(doc["memory_plan"][0]["device"].GetString(), "opencl:0");
+
+  // The CPU kernels of the small model refuse OpenCL tensors: a kernel failure, exit 1.
+  r = RunSorun({"run", Model(), "--device", "opencl", "--input", "data=" + files_->input});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("must be on the CPU"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sorun

@@ -1,0 +1,224 @@
+// Unit tests of the CLI's pure helpers: flag parsing, one-line errors, latency statistics, kernel
+// description files, --input parsing, value formatting and pseudo-random inputs.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cstring>
+
+#include "runtime/data_type.h"
+#include "tools/cli/command.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/fmap.h"
+#include "tools/cli/json_util.h"
+#include "tools/cli/latency_stats.h"
+#include "tools/cli/model_session.h"
+#include "tools/cli/pack_command.h"
+#include "tools/cli/text_table.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+const std::vector<FlagSpec> kSpecs = {
+    {"--device", "", true, false, "D", "device"},
+    {"--input", "", true, true, "N=F", "input"},
+    {"--json", "", false, false, "", "json"},
+    {"--output", "-o", true, false, "OUT", "output"},
+};
+
+TEST(FlagsTest, ParsesValuesRepeatsBooleansAndPositionals) {
+  auto f = ParseFlags({"model.so", "--device", "cpu", "--input=a=x.npy", "--input", "b=y.npy", "--json", "-o", "-weird",
+                       "--", "--not-a-flag"},
+                      kSpecs);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Value("--device"), "cpu");
+  EXPECT_EQ(f->Values("--input"), (std::vector<std::string>{"a=x.npy", "b=y.npy"}));
+  EXPECT_TRUE(f->Has("--json"));
+  EXPECT_EQ(f->Value("--output"), "-weird");
+  EXPECT_EQ(f->positionals(), (std::vector<std::string>{"model.so", "--not-a-flag"}));
+  EXPECT_FALSE(f->Has("--nothing"));
+}
+
+TEST(FlagsTest, Errors) {
+  EXPECT_NE(ParseFlags({"--bogus"}, kSpecs).status().message().find("unknown flag '--bogus'"), std::string::npos);
+  EXPECT_NE(ParseFlags({"--device"}, kSpecs).status().message().find("--device needs a value"), std::string::npos);
+  EXPECT_NE(ParseFlags({"--json=1"}, kSpecs).status().message().find("takes no value"), std::string::npos);
+  EXPECT_NE(ParseFlags({"--device", "a", "--device=b"}, kSpecs).status().message().find("more than once"),
+            std::string::npos);
+  EXPECT_TRUE(WantsHelp({"x", "--help"}));
+  EXPECT_TRUE(WantsHelp({"-h"}));
+  EXPECT_FALSE(WantsHelp({"--", "--help"}));
+  std::string help = FormatFlagHelp(kSpecs);
+  EXPECT_NE(help.find("-o, --output OUT"), std::string::npos) << help;
+  EXPECT_NE(help.find("(repeatable)"), std::string::npos) << help;
+}
+
+TEST(FlagsTest, Integers) {
+  EXPECT_EQ(*ParseIntFlag("--repeat", "50", 1, 100), 50);
+  EXPECT_EQ(*ParseIntFlag("--warmup", "0", 0, 100), 0);
+  for (const char* bad : {"", "abc", "1.5", "5x", " 5", "-1", "101", "99999999999999999999"}) {
+    EXPECT_FALSE(ParseIntFlag("--repeat", bad, 0, 100).ok()) << bad;
+  }
+  EXPECT_NE(ParseIntFlag("--repeat", "abc", 1, 9).status().message().find("--repeat: 'abc' is not an integer"),
+            std::string::npos);
+}
+
+TEST(CommandTest, ErrorsAreOneLine) {
+  EXPECT_EQ(OneLine("a\nb"), "a | b");
+  EXPECT_EQ(OneLine("compiling x.c: x.c:1:2: error: bad\n  1 | int x(\n    |  ^\n"), "compiling x.c: x.c:1:2: error: bad | 1 | int x( | |  ^");
+  EXPECT_EQ(OneLine("tab\there\r\n"), "tab here");
+  std::ostringstream out, err;
+  CommandIo io{out, err};
+  EXPECT_EQ(UsageError(io, "bad\nflag"), kExitUsageError);
+  EXPECT_EQ(ModelError(io, DataLoss("x.so: broken")), kExitModelError);
+  EXPECT_EQ(err.str(), "sorun: error: bad | flag\nsorun: error: x.so: broken\n");
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(NamePath(DataLoss("broken"), "m.so").message(), "m.so: broken");
+  EXPECT_EQ(NamePath(DataLoss("m.so: broken"), "m.so").message(), "m.so: broken");
+}
+
+TEST(LatencyStatsTest, Summaries) {
+  LatencyStats s = SummarizeLatencies({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 5);
+  EXPECT_EQ(s.median, 3);
+  EXPECT_EQ(s.p90, 5);
+  EXPECT_EQ(s.mean, 3);
+  s = SummarizeLatencies({4, 1, 3, 2});
+  EXPECT_EQ(s.median, 2.5);
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);
+  s = SummarizeLatencies(hundred);
+  EXPECT_EQ(s.p90, 90);
+  EXPECT_EQ(s.median, 50.5);
+  s = SummarizeLatencies({7});
+  EXPECT_EQ(s.min, 7);
+  EXPECT_EQ(s.p90, 7);
+  EXPECT_EQ(SummarizeLatencies({}).max, 0);
+}
+
+TEST(FmapTest, TvmMetaJsonLayout) {
+  auto k = ParseFmapJson(R"({"tvm_version": "0.16.0", "func_info": {
+      "b_kernel": {"name": "", "arg_types": ["handle", "float32", "int64"],
+                   "launch_param_tags": ["blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"]},
+      "a_kernel": {"arg_types": ["handle"], "thread_axis_tags": ["threadIdx.y"], "arg_extra_tags": [0]}}})",
+                         "k.json");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ASSERT_EQ(k->size(), 2u);
+  EXPECT_EQ((*k)[0].first, "a_kernel");  // sorted
+  EXPECT_EQ((*k)[0].second.launch_param_tags, (std::vector<std::string>{"threadIdx.y"}));
+  EXPECT_EQ((*k)[1].second.arg_types.size(), 3u);
+  EXPECT_EQ((*k)[1].second.arg_types[0], MakeDType(kDTypeHandle, 64));
+  EXPECT_EQ((*k)[1].second.arg_types[2], Int64());
+  EXPECT_EQ((*k)[1].second.launch_param_tags.back(), "tir.use_dyn_shared_memory");
+}
+
+TEST(FmapTest, ErrorsNameTheFileAndKernel) {
+  struct Case {
+    const char* json;
+    std::vector<std::string> parts;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"[1]", {"f.json", "func_info"}},
+           {"{", {"f.json", "invalid JSON"}},
+           {R"({"func_info": {}})", {"f.json", "no kernels"}},
+           {R"({"func_info": {"k": {}}})", {"f.json", "'k'", "arg_types"}},
+           {R"({"func_info": {"k": {"arg_types": ["float99"]}}})", {"f.json", "'k'", "float99"}},
+           {R"({"func_info": {"k": {"arg_types": ["float32x4"]}}})", {"f.json", "'k'"}},
+           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["warpIdx.x"]}}})", {"f.json", "'k'", "warpIdx.x"}},
+           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["tir.use_dyn_shared_memory", "blockIdx.x"]}}})",
+            {"f.json", "'k'", "last"}},
+           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["blockIdx.x"], "thread_axis_tags": ["blockIdx.y"]}}})",
+            {"f.json", "'k'", "disagree"}},
+           {R"({"func_info": {"k": {"arg_types": [], "arg_extra_tags": [1]}}})", {"f.json", "'k'", "arg_extra_tags"}},
+           {R"({"func_info": {"k": {"arg_types": [], "launch_tags": []}}})", {"f.json", "'k'", "launch_tags"}},
+           {R"({"func_info": {"k": {"arg_types": []}}, "extra": 1})", {"f.json", "extra"}},
+       }) {
+    auto k = ParseFmapJson(c.json, "f.json");
+    ASSERT_FALSE(k.ok()) << c.json;
+    for (const std::string& p : c.parts) {
+      EXPECT_NE(k.status().message().find(p), std::string::npos) << c.json << " -> " << k.status().message();
+    }
+  }
+}
+
+TEST(InputFlagsTest, Parsing) {
+  auto in = ParseInputFlags({"data=x.npy", "b=dir/with=sign.npy"});
+  ASSERT_TRUE(in.ok());
+  EXPECT_EQ((*in)[0].name, "data");
+  EXPECT_EQ((*in)[1].path, "dir/with=sign.npy");
+  EXPECT_FALSE(ParseInputFlags({"data"}).ok());
+  EXPECT_FALSE(ParseInputFlags({"=x.npy"}).ok());
+  EXPECT_FALSE(ParseInputFlags({"data="}).ok());
+  EXPECT_FALSE(ParseInputFlags({"a=x.npy", "a=y.npy"}).ok());
+  EXPECT_EQ(ParseDeviceFlag("opencl:1")->device_type, kDLOpenCL);
+  EXPECT_EQ(ParseDeviceFlag("opencl:1")->device_id, 1);
+  EXPECT_EQ(ParseDeviceFlag("cuda")->device_type, kDLCUDA);
+  EXPECT_FALSE(ParseDeviceFlag("tpu").ok());
+  EXPECT_FALSE(ParseDeviceFlag("cuda:-1").ok());
+  EXPECT_EQ(SidecarFmapPath("dir/kernels.ptx"), "dir/kernels.tvm_meta.json");
+  EXPECT_EQ(SidecarFmapPath("k.cl"), "k.tvm_meta.json");
+}
+
+TEST(ValuesTest, FormatAndFill) {
+  auto t = Tensor::Empty({10}, Float32(), CpuDevice());
+  for (int i = 0; i < 10; ++i) t->data_as<float>()[i] = 0.5f * static_cast<float>(i);
+  EXPECT_EQ(FormatLeadingValues(*t, 8), "[0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, ...] (10 values)");
+  EXPECT_EQ(FormatLeadingValues(*t, 10), "[0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5]");
+  auto i8 = Tensor::Empty({3}, MakeDType(kDLInt, 8), CpuDevice());
+  i8->data_as<int8_t>()[0] = -5;
+  i8->data_as<int8_t>()[1] = 0;
+  i8->data_as<int8_t>()[2] = 7;
+  EXPECT_EQ(FormatLeadingValues(*i8, 8), "[-5, 0, 7]");
+  auto b = Tensor::Empty({2}, Bool(), CpuDevice());
+  b->data_as<uint8_t>()[0] = 1;
+  b->data_as<uint8_t>()[1] = 0;
+  EXPECT_EQ(FormatLeadingValues(*b, 8), "[true, false]");
+
+  // Deterministic per name, in range.
+  auto x = Tensor::Empty({64}, Float32(), CpuDevice());
+  auto y = Tensor::Empty({64}, Float32(), CpuDevice());
+  FillPseudoRandom(*x, "data");
+  FillPseudoRandom(*y, "data");
+  EXPECT_EQ(std::memcmp(x->data(), y->data(), 256), 0);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_GE(x->data_as<float>()[i], -1.0f);
+    EXPECT_LT(x->data_as<float>()[i], 1.0f);
+  }
+  FillPseudoRandom(*y, "other");
+  EXPECT_NE(std::memcmp(x->data(), y->data(), 256), 0);
+  auto ints = Tensor::Empty({32}, Int64(), CpuDevice());
+  FillPseudoRandom(*ints, "ids");
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_GE(ints->data_as<int64_t>()[i], 0);
+    EXPECT_LT(ints->data_as<int64_t>()[i], 10);
+  }
+}
+
+TEST(JsonTest, StringsFromUntrustedFilesAreValidUtf8) {
+  EXPECT_EQ(ValidUtf8("plain"), "plain");
+  EXPECT_EQ(ValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(ValidUtf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");      // overlong
+  EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
+  EXPECT_EQ(ValidUtf8("end\xe2\x82"), "end\xef\xbf\xbd\xef\xbf\xbd");  // truncated
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  WriteJsonString(w, std::string("k\x01\xfe\"", 4));
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(buffer.GetString());
+  EXPECT_FALSE(doc.HasParseError()) << buffer.GetString();
+}
+
+TEST(TextTableTest, Aligns) {
+  TextTable t("  ");
+  t.AlignRight(1);
+  t.AddRow({"a", "1", "x"});
+  t.AddRow({"long", "100", ""});
+  EXPECT_EQ(t.Render(), "  a       1  x\n  long  100\n");
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace sorun

@@ -1,0 +1,227 @@
+#include "tools/cli/bench_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "graph_executor/memory_plan.h"
+#include "runtime/data_type.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/json_util.h"
+#include "tools/cli/latency_stats.h"
+#include "tools/cli/model_session.h"
+#include "tools/cli/process_memory.h"
+#include "tools/cli/text_table.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+const std::vector<FlagSpec>& BenchFlags() {
+  static const std::vector<FlagSpec> specs = {
+      {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
+      {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
+      {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
+      {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME (others: pseudo-random)"},
+      {"--warmup", "", true, false, "N", "untimed runs before measuring (default " + std::to_string(kDefaultWarmup) + ")"},
+      {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
+      {"--json", "", false, false, "", "print one JSON object instead of text"},
+      {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
+  };
+  return specs;
+}
+
+// Milliseconds with at least 3 decimals and 3 significant digits ("2.345", "0.0112", "0.000155").
+std::string Ms(double v) {
+  int decimals = 3;
+  if (v > 0 && v < 1) decimals = std::min(9, std::max(3, 2 - static_cast<int>(std::floor(std::log10(v)))));
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+struct BenchResult {
+  std::string model;
+  DLDevice device{kDLCPU, 0};
+  double load_ms = 0, create_ms = 0, first_run_ms = 0;
+  LatencyStats run;
+  int repeat = 0, warmup = 0;
+  uint64_t peak_rss = 0, current_rss = 0;
+  std::vector<std::string> generated;
+  std::vector<DeviceMemory> memory;
+};
+
+std::string ToJson(const BenchResult& r) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  w.Key("model");
+  WriteJsonString(w, r.model);
+  w.Key("device");
+  WriteJsonString(w, DeviceToString(r.device));
+  w.Key("load_ms");
+  w.Double(r.load_ms);
+  w.Key("create_ms");
+  w.Double(r.create_ms);
+  w.Key("first_run_ms");
+  w.Double(r.first_run_ms);
+  w.Key("run_ms");
+  w.StartObject();
+  w.Key("min");
+  w.Double(r.run.min);
+  w.Key("median");
+  w.Double(r.run.median);
+  w.Key("p90");
+  w.Double(r.run.p90);
+  w.Key("max");
+  w.Double(r.run.max);
+  w.Key("mean");
+  w.Double(r.run.mean);
+  w.EndObject();
+  w.Key("repeat");
+  w.Int(r.repeat);
+  w.Key("warmup");
+  w.Int(r.warmup);
+  w.Key("peak_rss_bytes");
+  w.Uint64(r.peak_rss);
+  w.Key("current_rss_bytes");
+  w.Uint64(r.current_rss);
+  w.Key("generated_inputs");
+  WriteJsonStrings(w, r.generated);
+  w.Key("memory_plan");
+  w.StartArray();
+  for (const DeviceMemory& d : r.memory) {
+    w.StartObject();
+    w.Key("device");
+    WriteJsonString(w, DeviceToString(d.device));
+    w.Key("param_bytes");
+    w.Uint64(d.weight_bytes);
+    w.Key("activation_bytes");
+    w.Uint64(d.activation_bytes);
+    w.Key("workspace_bytes");
+    w.Uint64(d.workspace_bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string ToText(const BenchResult& r) {
+  TextTable t("");
+  t.AddRow({"model", r.model});
+  t.AddRow({"device", DeviceToString(r.device)});
+  if (!r.generated.empty()) {
+    std::string names;
+    for (const std::string& n : r.generated) names += (names.empty() ? "" : ", ") + n;
+    t.AddRow({"inputs", "pseudo-random: " + names});
+  }
+  t.AddRow({"load", Ms(r.load_ms) + " ms"});
+  t.AddRow({"create", Ms(r.create_ms) + " ms"});
+  t.AddRow({"first run", Ms(r.first_run_ms) + " ms"});
+  t.AddRow({"run", "min " + Ms(r.run.min) + "  median " + Ms(r.run.median) + "  p90 " + Ms(r.run.p90) + "  max " +
+                       Ms(r.run.max) + "  mean " + Ms(r.run.mean) + " ms  (" + std::to_string(r.repeat) +
+                       " runs after " + std::to_string(r.warmup) + " warmup)"});
+  t.AddRow({"peak RSS", FormatBytes(r.peak_rss) + " (current " + FormatBytes(r.current_rss) + ")"});
+  for (size_t i = 0; i < r.memory.size(); ++i) {
+    const DeviceMemory& d = r.memory[i];
+    t.AddRow({i == 0 ? "memory plan" : "", DeviceToString(d.device) + ": params " + FormatBytes(d.weight_bytes) +
+                                               ", activations " + FormatBytes(d.activation_bytes) + ", workspace " +
+                                               FormatBytes(d.workspace_bytes)});
+  }
+  return t.Render();
+}
+
+}  // namespace
+
+std::string BenchUsage() {
+  return "Usage: sorun bench MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
+         "                   [--graph G.json [--params P.params]] [--warmup N] [--repeat N] [--json]\n"
+         "\n"
+         "Measures load time, executor creation, the first run and steady-state run latency (min, median,\n"
+         "p90, max, mean over --repeat runs after --warmup untimed runs), peak RSS and the memory plan.\n"
+         "Inputs not given are filled with deterministic pseudo-random values. Device work is synchronised\n"
+         "before each time is taken.\n"
+         "\n" +
+         FormatFlagHelp(BenchFlags());
+}
+
+int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
+  auto flags = ParseFlags(args, BenchFlags());
+  if (!flags.ok()) return UsageError(io, "bench: " + flags.status().message());
+  const auto& pos = flags->positionals();
+  if (pos.empty()) return UsageError(io, "bench: missing MODEL (usage: sorun bench MODEL [flags])");
+  if (pos.size() > 1) return UsageError(io, "bench: unexpected argument '" + pos[1] + "' (one MODEL only)");
+  BenchResult result;
+  result.model = pos[0];
+  if (flags->Has("--device")) {
+    auto d = ParseDeviceFlag(flags->Value("--device"));
+    if (!d.ok()) return UsageError(io, "bench: " + d.status().message());
+    result.device = *d;
+  }
+  result.warmup = kDefaultWarmup;
+  result.repeat = kDefaultRepeat;
+  if (flags->Has("--warmup")) {
+    auto v = ParseIntFlag("--warmup", flags->Value("--warmup"), 0, 1000000);
+    if (!v.ok()) return UsageError(io, "bench: " + v.status().message());
+    result.warmup = static_cast<int>(*v);
+  }
+  if (flags->Has("--repeat")) {
+    auto v = ParseIntFlag("--repeat", flags->Value("--repeat"), 1, 10000000);
+    if (!v.ok()) return UsageError(io, "bench: " + v.status().message());
+    result.repeat = static_cast<int>(*v);
+  }
+  auto inputs = ParseInputFlags(flags->Values("--input"));
+  if (!inputs.ok()) return UsageError(io, "bench: " + inputs.status().message());
+  ModelSource source;
+  source.model_path = pos[0];
+  source.graph_path = flags->Value("--graph");
+  source.params_path = flags->Value("--params");
+  source.verify_checksum = !flags->Has("--no-verify");
+  if (!source.params_path.empty() && source.graph_path.empty()) {
+    return UsageError(io, "bench: --params needs --graph (a packed model carries its own parameters)");
+  }
+
+  auto session = ModelSession::Open(source, result.device);
+  if (!session.ok()) return ModelError(io, session.status());
+  ModelSession& s = **session;
+  result.load_ms = s.load_ms();
+  result.create_ms = s.create_ms();
+  Status bound = s.BindInputs(*inputs, /*fill_missing=*/true, &result.generated);
+  if (!bound.ok()) return ModelError(io, bound);
+  Status synced = s.Sync();  // input uploads are not part of the first run
+  if (!synced.ok()) return ModelError(io, synced);
+
+  double t0 = NowMs();
+  Status ran = s.Run();
+  result.first_run_ms = NowMs() - t0;
+  if (!ran.ok()) return ModelError(io, ran);
+  for (int i = 0; i < result.warmup; ++i) {
+    ran = s.Run();
+    if (!ran.ok()) return ModelError(io, ran);
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(result.repeat));
+  for (int i = 0; i < result.repeat; ++i) {
+    double start = NowMs();
+    ran = s.Run();  // includes the device synchronisation
+    samples.push_back(NowMs() - start);
+    if (!ran.ok()) return ModelError(io, ran);
+  }
+  result.run = SummarizeLatencies(samples);
+  result.current_rss = CurrentRssBytes();
+  // ru_maxrss is updated lazily by the kernel and can trail the current RSS.
+  result.peak_rss = std::max(PeakRssBytes(), result.current_rss);
+  result.memory = s.executor().memory_plan().devices;
+
+  if (flags->Has("--json")) {
+    io.out << ToJson(result) << "\n";
+  } else {
+    io.out << ToText(result);
+  }
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace cli
+}  // namespace sorun

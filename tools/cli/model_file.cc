@@ -1,0 +1,156 @@
+#include "tools/cli/model_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/binary_reader.h"
+#include "runtime/registry_keys.h"
+#include "serialization/module_blob.h"
+#include "serialization/tar_archive.h"
+#include "tools/cli/command.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+constexpr uint8_t kSymbolTypeFunc = 2;  // STT_FUNC
+constexpr uint8_t kSymbolTypeGnuIFunc = 10;
+constexpr uint8_t kBindingGlobal = 1;
+constexpr uint8_t kBindingWeak = 2;
+
+constexpr uint32_t kProgramLoad = 1;  // PT_LOAD
+
+bool IsExportedFunction(const ElfSymbol& s) {
+  return s.defined() && !s.name.empty() && (s.type() == kSymbolTypeFunc || s.type() == kSymbolTypeGnuIFunc) &&
+         (s.binding() == kBindingGlobal || s.binding() == kBindingWeak) && s.name != "_init" && s.name != "_fini";
+}
+
+}  // namespace
+
+StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
+  ModelFile model;
+  model.path_ = path;
+  SORUN_ASSIGN_OR_RETURN(model.file_, MappedFile::Open(path));
+  // ELF by its magic; a tar by its extension or its ustar magic (byte 257).
+  const uint8_t* bytes = model.file_->data();
+  const size_t size = model.file_->size();
+  const bool elf_magic = size >= 4 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0;
+  const bool ustar_magic = size >= 262 && std::memcmp(bytes + 257, "ustar", 5) == 0;
+  model.is_tar_ = !elf_magic && (ustar_magic || std::filesystem::path(path).extension() == ".tar");
+  ObjectPtr<Object> owner(model.file_);
+  if (!model.is_tar_) {
+    SORUN_ASSIGN_OR_RETURN(ElfImage image, ElfImage::Parse(model.file_->data(), model.file_->size(), path, owner));
+    model.members_.push_back(ModelFileMember{"", std::move(image)});
+  } else {
+    SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries,
+                           ReadTarArchive(model.file_->data(), model.file_->size(), path));
+    for (const TarEntry& e : entries) {
+      if (std::filesystem::path(e.name).extension() != ".o") continue;
+      SORUN_ASSIGN_OR_RETURN(ElfImage image, ElfImage::Parse(e.data, e.size, path + ":" + e.name, owner));
+      model.members_.push_back(ModelFileMember{e.name, std::move(image)});
+    }
+    if (model.members_.empty()) return DataLoss(path + ": the archive holds no object files (.o)");
+  }
+  for (const ModelFileMember& m : model.members_) {
+    for (const std::string& name : m.image.DefinedSymbolNames("__tvm_ffi_")) model.ffi_symbols_.push_back(name);
+    const auto& table = model.is_tar_ || m.image.dynamic_symbols().empty() ? m.image.static_symbols()
+                                                                            : m.image.dynamic_symbols();
+    for (const ElfSymbol& s : table) {
+      if (IsExportedFunction(s)) model.host_functions_.emplace_back(s.name);
+    }
+  }
+  for (auto* v : {&model.ffi_symbols_, &model.host_functions_}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  SORUN_RETURN_IF_ERROR(model.FindBlob());
+  return model;
+}
+
+Status ModelFile::CheckSegmentsInsideFile() const {
+  for (const ModelFileMember& m : members_) {
+    const ElfImage& image = m.image;
+    if (image.type() != elf::kTypeShared && image.type() != elf::kTypeExecutable) continue;
+    const uint64_t size = image.size();
+    // ElfImage::Parse validated the header and that the program header table lies inside the file.
+    uint64_t phoff = 0;
+    uint16_t phentsize = 0, phnum = 0;
+    BinaryReader header(image.data(), static_cast<size_t>(size), image.file_name() + ": ELF header");
+    SORUN_RETURN_IF_ERROR(header.Skip(32));
+    SORUN_RETURN_IF_ERROR(header.ReadU64(&phoff));
+    SORUN_RETURN_IF_ERROR(header.Skip(54 - 40));
+    SORUN_RETURN_IF_ERROR(header.ReadU16(&phentsize));
+    SORUN_RETURN_IF_ERROR(header.ReadU16(&phnum));
+    for (uint16_t i = 0; i < phnum; ++i) {
+      const uint64_t at = phoff + static_cast<uint64_t>(i) * phentsize;
+      if (phentsize < elf::kProgramHeaderSize || at > size || size - at < elf::kProgramHeaderSize) break;
+      BinaryReader ph(image.data() + at, elf::kProgramHeaderSize,
+                      image.file_name() + ": program header " + std::to_string(i), at);
+      uint32_t type = 0;
+      uint64_t offset = 0, filesz = 0;
+      SORUN_RETURN_IF_ERROR(ph.ReadU32(&type));
+      SORUN_RETURN_IF_ERROR(ph.Skip(4));  // p_flags
+      SORUN_RETURN_IF_ERROR(ph.ReadU64(&offset));
+      SORUN_RETURN_IF_ERROR(ph.Skip(16));  // p_vaddr, p_paddr
+      SORUN_RETURN_IF_ERROR(ph.ReadU64(&filesz));
+      if (type == kProgramLoad && (offset > size || filesz > size - offset)) {
+        return DataLoss(image.file_name() + ": program header " + std::to_string(i) + " (PT_LOAD): segment at byte " +
+                        std::to_string(offset) + " of " + std::to_string(filesz) + " bytes extends past the end of the " +
+                        std::to_string(size) + "-byte file (truncated?)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<ChecksumRecord> ModelFile::ReadChecksumRecord() const {
+  if (!has_checksum_) return NotFound(path_ + ": no " + std::string(keys::kSymbolBlobChecksum));
+  BinaryReader reader(checksum_.data, static_cast<size_t>(checksum_.size), keys::kSymbolBlobChecksum);
+  ChecksumRecord record;
+  SORUN_RETURN_IF_ERROR(reader.Skip(8, "magic"));
+  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.algorithm));
+  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.blob_bytes));
+  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.hash));
+  return record;
+}
+
+Status ModelFile::FindBlob() {
+  for (const ModelFileMember& m : members_) {
+    if (!m.image.HasSymbol(keys::kSymbolDevMblob)) continue;
+    if (has_blob_) {
+      return DataLoss(path_ + ": two archive members define " + keys::kSymbolDevMblob + " (" + blob_member_ + " and " +
+                      m.name + ")");
+    }
+    auto blob = m.image.FindSymbolData(keys::kSymbolDevMblob);
+    if (!blob.ok()) return NamePath(std::move(blob).status(), m.image.file_name());
+    blob_ = *blob;
+    blob_member_ = m.name;
+    has_blob_ = true;
+    // A symbol without a size (hand-written assembly) is bounded by the end of its section.
+    uint64_t limit = blob_.size;
+    if (limit == 0) {
+      const ElfSection* section = m.image.FindSection(blob_.section);
+      if (section != nullptr && section->offset + section->size >= blob_.file_offset) {
+        limit = section->offset + section->size - blob_.file_offset;
+      }
+      if (limit < 8) {
+        return DataLoss(m.image.file_name() + ": " + keys::kSymbolDevMblob + " has no size and its section " +
+                        blob_.section + " leaves " + std::to_string(limit) + " bytes for it");
+      }
+    }
+    auto prefix = ReadBlobPrefix(blob_.data, limit, keys::kSymbolDevMblob);
+    if (!prefix.ok()) return NamePath(std::move(prefix).status(), m.image.file_name());
+    payload_size_ = *prefix;
+    if (m.image.HasSymbol(keys::kSymbolBlobChecksum)) {
+      auto record = m.image.FindSymbolData(keys::kSymbolBlobChecksum);
+      if (!record.ok()) return NamePath(std::move(record).status(), m.image.file_name());
+      checksum_ = *record;
+      has_checksum_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace cli
+}  // namespace sorun

@@ -1,0 +1,303 @@
+#include "tools/cli/model_inspector.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "graph_executor/factory_module.h"
+#include "graph_executor/graph_json.h"
+#include "runtime/binary_reader.h"
+#include "runtime/data_type.h"
+#include "runtime/device_module_payload.h"
+#include "runtime/registry_keys.h"
+#include "runtime/tensor_io.h"
+#include "runtime/xxhash64.h"
+#include "serialization/blob_checksum.h"
+#include "serialization/module_blob.h"
+#include "tools/cli/command.h"
+#include "tools/cli/model_file.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+std::string ElfTypeName(uint16_t type) {
+  switch (type) {
+    case elf::kTypeShared: return "shared object";
+    case elf::kTypeRelocatable: return "relocatable object";
+    case elf::kTypeExecutable: return "executable";
+    default: return "ELF type " + std::to_string(type);
+  }
+}
+
+InspectedTensor TensorFrom(const std::string& name, const NDArrayHeader& h, bool is_param) {
+  return InspectedTensor{name, h.shape, h.dtype, h.data_bytes, is_param};
+}
+
+// "[0] GraphExecutorFactory, [1] _lib" for messages about a walk that stopped.
+std::string DescribeReadSoFar(const BlobLayout& layout) {
+  if (layout.modules.empty()) return "none";
+  std::string s;
+  for (size_t i = 0; i < layout.modules.size(); ++i) {
+    s += (i ? ", " : "") + std::string("[") + std::to_string(i) + "] " + layout.modules[i].type_key;
+  }
+  return s;
+}
+
+// What the memory plan needs; planned after the walk, once the device modules are known.
+struct PlanInput {
+  GraphSpec spec;
+  std::vector<bool> bound;
+};
+
+Status InspectFactory(size_t index, const std::string& type_key, BinaryReader& reader, InspectedGraph* out,
+                      PlanInput* plan_input) {
+  FactoryPayload payload;
+  SORUN_RETURN_IF_ERROR(ReadFactoryPayload(reader, /*load_tensors=*/false, &payload));
+  auto spec = GraphSpec::Parse(payload.graph_json);
+  if (!spec.ok()) return std::move(spec).status().Annotate(type_key + ": graph JSON");
+  const GraphSpec& g = *spec;
+  out->module_index = index;
+  out->type_key = type_key;
+  out->module_name = payload.module_name;
+  out->graph_json_bytes = payload.graph_json.size();
+  out->num_nodes = g.nodes.size();
+  out->num_entries = g.num_entries();
+  out->pad_count = payload.pad_count;
+
+  std::map<std::string, const FactoryPayload::Param*> by_name;
+  for (const FactoryPayload::Param& p : payload.params) {
+    by_name[p.name] = &p;
+    out->params.push_back(TensorFrom(p.name, p.header, true));
+    out->param_bytes += p.header.data_bytes;
+  }
+  std::set<std::string> input_names;
+  std::vector<bool> bound(g.num_entries(), false);
+  for (uint32_t nid : g.arg_nodes) {
+    const std::string& name = g.nodes[nid].name;
+    input_names.insert(name);
+    uint32_t eid = g.entry_id(nid, 0);
+    InspectedTensor t{name, g.shape[eid], g.dltype[eid], g.EntryBytes(eid), false};
+    auto it = by_name.find(name);
+    if (it != by_name.end()) {
+      const NDArrayHeader& h = it->second->header;
+      if (h.dtype != g.dltype[eid] || h.shape != g.shape[eid]) {
+        return InvalidArgument(type_key + ": param '" + name + "' is " + DTypeToString(h.dtype) +
+                               ShapeToString(h.shape.data(), static_cast<int>(h.shape.size())) +
+                               " but the graph input expects " + DTypeToString(g.dltype[eid]) +
+                               ShapeToString(g.shape[eid].data(), static_cast<int>(g.shape[eid].size())));
+      }
+      t.is_param = true;
+      bound[eid] = true;
+    }
+    out->inputs.push_back(std::move(t));
+  }
+  for (const FactoryPayload::Param& p : payload.params) {
+    if (!input_names.count(p.name)) out->unused_params.push_back(p.name);
+  }
+  for (size_t i = 0; i < g.heads.size(); ++i) {
+    uint32_t eid = g.entry_id(g.heads[i]);
+    std::string name = g.nodes[g.heads[i].node_id].name;
+    if (g.nodes[g.heads[i].node_id].num_outputs > 1) name += ":" + std::to_string(g.heads[i].index);
+    out->outputs.push_back(InspectedTensor{name, g.shape[eid], g.dltype[eid], g.EntryBytes(eid), false});
+  }
+  std::set<std::string> kernels;
+  for (const GraphNode& n : g.nodes) {
+    if (n.is_input()) continue;
+    ++out->num_op_nodes;
+    if (n.func_name != "__nop" && n.func_name != "__copy") kernels.insert(n.func_name);
+  }
+  out->kernels.assign(kernels.begin(), kernels.end());
+
+  for (int32_t type : g.device_index) {
+    if (std::find(out->device_types.begin(), out->device_types.end(), type) == out->device_types.end()) {
+      out->device_types.push_back(type);
+    }
+  }
+  plan_input->bound = std::move(bound);
+  plan_input->spec = std::move(*spec);
+  return Status::Ok();
+}
+
+Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader,
+                           InspectedDeviceModule* out) {
+  DeviceModulePayload payload;
+  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, type_key.c_str(), &payload));
+  out->module_index = index;
+  out->type_key = type_key;
+  out->fmt = payload.fmt;
+  out->code_bytes = payload.data.size();
+  for (const auto& [name, info] : payload.functions) {
+    InspectedKernel k;
+    k.name = name;
+    for (DLDataType t : info.arg_types) k.arg_types.push_back(DTypeToString(t));
+    k.launch_param_tags = info.launch_param_tags;
+    out->kernels.push_back(std::move(k));
+  }
+  return Status::Ok();
+}
+
+// const_loader (v0.9+) / metadata (v0.8): vector<string> names; u64 n; n NDArrays; vector<string>
+// symbols; u64 m; m x vector<string> (FORMAT.md 7.4).
+Status InspectConstants(size_t index, const std::string& type_key, BinaryReader& reader, InspectedConstants* out) {
+  out->module_index = index;
+  out->type_key = type_key;
+  std::vector<std::string> names;
+  SORUN_RETURN_IF_ERROR_CTX(reader.ReadStringVector(&names, "constant names"), type_key);
+  uint64_t n = 0;
+  const uint64_t n_at = reader.offset();
+  SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64(&n), type_key + ": constant count");
+  if (n != names.size()) {
+    return reader.ErrorAt(n_at, type_key + ": constant count " + std::to_string(n) + " does not match " +
+                                    std::to_string(names.size()) + " names");
+  }
+  for (const std::string& name : names) {
+    NDArrayHeader h;
+    Status s = ReadNDArrayHeader(reader, &h);
+    if (!s.ok()) return std::move(s).Annotate(type_key + ": constant '" + name + "'");
+    out->constants.push_back(TensorFrom(name, h, false));
+  }
+  SORUN_RETURN_IF_ERROR_CTX(reader.ReadStringVector(&out->symbols, "symbols"), type_key);
+  uint64_t m = 0;
+  const uint64_t m_at = reader.offset();
+  SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64(&m), type_key + ": symbol count");
+  if (m != out->symbols.size()) {
+    return reader.ErrorAt(m_at, type_key + ": symbol count " + std::to_string(m) + " does not match " +
+                                    std::to_string(out->symbols.size()) + " symbols");
+  }
+  for (uint64_t i = 0; i < m; ++i) {
+    std::vector<std::string> vars;
+    SORUN_RETURN_IF_ERROR_CTX(reader.ReadStringVector(&vars, "constant names of a symbol"), type_key);
+  }
+  return Status::Ok();
+}
+
+// One device per device type the graph names (id 0); without device_index the default device the
+// model needs: the device modules' type when they all share one, else cpu:0.
+Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDeviceModule>& device_modules,
+                       InspectedGraph* graph) {
+  std::vector<DLDevice> devices;
+  for (int type : graph->device_types) devices.push_back(DLDevice{static_cast<DLDeviceType>(type), 0});
+  if (!devices.empty()) {
+    graph->plan_basis = "one device per device type of the graph";
+  } else {
+    std::set<std::string> kinds;
+    for (const InspectedDeviceModule& d : device_modules) kinds.insert(d.type_key);
+    DLDevice device = CpuDevice();
+    if (kinds.size() == 1) device = DLDevice{*kinds.begin() == keys::kTypeKeyCuda ? kDLCUDA : kDLOpenCL, 0};
+    devices.push_back(device);
+    graph->plan_basis = "default device " + DeviceToString(device) +
+                        (kinds.size() == 1 ? ", from the model's " + *kinds.begin() + " device code" : "");
+  }
+  auto plan = PlanMemory(input.spec, devices, input.bound);
+  if (!plan.ok()) return std::move(plan).status().Annotate(graph->type_key + ": memory plan");
+  graph->memory = plan->devices;
+  return Status::Ok();
+}
+
+void InspectChecksum(const ModelFile& file, ChecksumInfo* out) {
+  const ElfSymbolData* record = file.checksum();
+  if (record == nullptr) return;
+  out->present = true;
+  auto fields = file.ReadChecksumRecord();
+  if (fields.ok()) {
+    out->blob_bytes = fields->blob_bytes;
+    out->hash = Xxh64ToHex(fields->hash);
+  }
+  Status s = VerifyBlobChecksum(file.blob()->data, 8 + file.payload_size(), record->data, record->size);
+  out->valid = s.ok();
+  if (!s.ok()) out->error = s.message();
+}
+
+}  // namespace
+
+const char* ArtifactKindName(ArtifactKind kind) {
+  switch (kind) {
+    case ArtifactKind::kPackedModel: return "packed_model";
+    case ArtifactKind::kKernelLibrary: return "kernel_library";
+    case ArtifactKind::kTvmFfi: return "tvm_ffi";
+  }
+  return "unknown";
+}
+
+std::string InspectReport::format() const {
+  if (kind != ArtifactKind::kPackedModel) return "none";
+  return has_import_tree ? "import_tree" : "legacy";
+}
+
+StatusOr<InspectReport> InspectModelFile(const std::string& path) {
+  SORUN_RETURN_IF_ERROR(CheckRegularFile(path, "model"));
+  auto opened = ModelFile::Open(path);
+  if (!opened.ok()) return NamePath(std::move(opened).status(), path);
+  const ModelFile& file = *opened;
+  InspectReport report;
+  report.path = path;
+  report.is_tar = file.is_tar();
+  report.file_bytes = file.file_size();
+  const ElfImage& first = file.members().front().image;
+  report.elf_type = ElfTypeName(first.type());
+  report.machine = first.MachineName();
+  report.ffi_symbols = file.ffi_symbols();
+  report.host_functions = file.host_functions();
+
+  const ElfSymbolData* blob = file.blob();
+  if (blob == nullptr) {
+    report.kind = report.ffi_symbols.empty() ? ArtifactKind::kKernelLibrary : ArtifactKind::kTvmFfi;
+    return report;
+  }
+  report.kind = ArtifactKind::kPackedModel;
+  report.blob_section = blob->section;
+  report.blob_member = file.blob_member();
+  report.blob_bytes = 8 + file.payload_size();
+  InspectChecksum(file, &report.checksum);
+
+  const std::string section = keys::kSymbolDevMblob;
+  BinaryReader reader(blob->data + 8, static_cast<size_t>(file.payload_size()), section, /*base_offset=*/8);
+  BlobLayout layout;
+  PlanInput plan_input;
+  Status walked = ParseModuleBlob(
+      reader,
+      [&](size_t index, const std::string& key, BinaryReader& r) -> Status {
+        if (key == keys::kTypeKeyGraphExecutorFactory || key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+          InspectedGraph graph;
+          PlanInput input;
+          SORUN_RETURN_IF_ERROR(InspectFactory(index, key, r, &graph, &input));
+          if (!report.graph) {
+            report.graph = std::move(graph);
+            plan_input = std::move(input);
+          }
+          return Status::Ok();
+        }
+        if (key == keys::kTypeKeyCuda || key == keys::kTypeKeyOpenCL) {
+          InspectedDeviceModule dev;
+          SORUN_RETURN_IF_ERROR(InspectDeviceModule(index, key, r, &dev));
+          report.device_modules.push_back(std::move(dev));
+          return Status::Ok();
+        }
+        if (key == keys::kTypeKeyConstLoader || key == keys::kTypeKeyLegacyMetadata) {
+          InspectedConstants consts;
+          SORUN_RETURN_IF_ERROR(InspectConstants(index, key, r, &consts));
+          report.constant_modules.push_back(std::move(consts));
+          return Status::Ok();
+        }
+        if (key == keys::kTypeKeyMetadataModule) return Status::Ok();
+        return Unimplemented("unknown module type key '" + key +
+                             "': sorun does not know its payload grammar and payloads are not length-delimited, "
+                             "so the walk stops here (modules read so far: " + DescribeReadSoFar(layout) + ")");
+      },
+      &layout);
+  if (!walked.ok()) return std::move(walked).Annotate(path + ": " + section);
+  report.has_import_tree = layout.has_import_tree;
+  for (size_t i = 0; i < layout.modules.size(); ++i) {
+    const BlobModuleEntry& e = layout.modules[i];
+    report.modules.push_back(InspectedModule{i, e.type_key, layout.Children(i), e.key_offset, e.payload_size});
+  }
+  if (report.graph) {
+    Status planned = PlanGraphMemory(plan_input, report.device_modules, &*report.graph);
+    if (!planned.ok()) return std::move(planned).Annotate(path);
+  }
+  return report;
+}
+
+}  // namespace cli
+}  // namespace sorun

@@ -1,0 +1,140 @@
+// InspectModelFile: what a model library holds, read from its bytes without loading or executing it
+// (`sorun inspect`, and the structural half of `sorun verify`).
+//
+// The file is read with ElfImage (ModelFile). Without `__tvm_dev_mblob` it is a plain kernel library
+// (or, with `__tvm_ffi_*library_bin`, a TVM v0.21+ artifact sorun does not load); with one, the blob is
+// walked with ParseModuleBlob and a header-only handler per type key:
+//   GraphExecutorFactory / GraphRuntimeFactory  ReadFactoryPayload(load_tensors=false) + GraphSpec::Parse
+//   cuda / opencl                                ReadDeviceModulePayload
+//   const_loader / metadata                      constant names, shapes and symbols (FORMAT.md 7.4)
+//   metadata_module                              empty payload
+// Any other type key is an error naming it (payloads are not length-delimited, so the walk cannot go
+// on); the message lists the modules read before it. The report then holds the module tree, the graph
+// (inputs, outputs, params, node counts), a memory plan (PlanMemory with one device per device type
+// the graph uses, parameters bound), the device modules' kernels and the
+// integrity record (present, and whether it matches the blob). Without device_index the plan uses
+// the default device the model needs: opencl:0 / cuda:0 when its device modules are all of that
+// kind, else cpu:0.
+//
+// Pure function of the file's bytes; reentrant.
+#ifndef SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_
+#define SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph_executor/memory_plan.h"
+#include "runtime/status.h"
+
+namespace sorun {
+namespace cli {
+
+enum class ArtifactKind {
+  kPackedModel,    // has __tvm_dev_mblob
+  kKernelLibrary,  // no blob: kernels only (three-file deployment's library)
+  kTvmFfi,         // no legacy blob but __tvm_ffi_* symbols: TVM v0.21+
+};
+const char* ArtifactKindName(ArtifactKind kind);  // "packed_model", "kernel_library", "tvm_ffi"
+
+struct InspectedModule {
+  uint64_t index = 0;
+  std::string type_key;            // "_lib" for the kernel library
+  std::vector<uint64_t> children;  // import-tree children (legacy layout: none)
+  uint64_t key_offset = 0;         // byte offset of the type key in the blob
+  uint64_t payload_bytes = 0;
+};
+
+struct InspectedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  DLDataType dtype{kDLFloat, 32, 1};
+  uint64_t bytes = 0;
+  bool is_param = false;
+};
+
+struct InspectedGraph {
+  uint64_t module_index = 0;
+  std::string type_key;     // GraphExecutorFactory or GraphRuntimeFactory
+  std::string module_name;  // "default"
+  uint64_t graph_json_bytes = 0;
+  uint64_t num_nodes = 0;
+  uint64_t num_op_nodes = 0;
+  uint64_t num_entries = 0;
+  std::vector<InspectedTensor> inputs;  // every arg node, params marked
+  std::vector<InspectedTensor> outputs;
+  std::vector<InspectedTensor> params;  // real parameters (alignment pads excluded)
+  uint64_t param_bytes = 0;
+  uint64_t pad_count = 0;               // __sorun_pad_* entries
+  std::vector<std::string> unused_params;  // params that are no graph input (TVM ignores them)
+  std::vector<std::string> kernels;     // distinct func_names of the operators (no __nop / __copy)
+  std::vector<int> device_types;        // device types named by device_index; empty = default device
+  // How the planned devices were chosen: "one device per device type of the graph", or the default
+  // device: the device type of the model's device modules when they all share one, else cpu:0.
+  std::string plan_basis;
+  std::vector<DeviceMemory> memory;     // per planned device
+};
+
+struct InspectedKernel {
+  std::string name;
+  std::vector<std::string> arg_types;
+  std::vector<std::string> launch_param_tags;
+};
+
+struct InspectedDeviceModule {
+  uint64_t module_index = 0;
+  std::string type_key;  // cuda / opencl
+  std::string fmt;       // ptx / cubin / fatbin / cl
+  uint64_t code_bytes = 0;
+  std::vector<InspectedKernel> kernels;
+};
+
+struct InspectedConstants {
+  uint64_t module_index = 0;
+  std::string type_key;  // const_loader / metadata
+  std::vector<InspectedTensor> constants;
+  std::vector<std::string> symbols;
+};
+
+struct ChecksumInfo {
+  bool present = false;
+  uint64_t blob_bytes = 0;  // what the record covers
+  std::string hash;         // stored XXH64, hex
+  bool valid = false;       // the record matches the blob in the file
+  std::string error;        // why not, when present and not valid
+};
+
+struct InspectReport {
+  std::string path;
+  bool is_tar = false;
+  uint64_t file_bytes = 0;
+  std::string elf_type;  // "shared object", "relocatable object" (per member for .tar), ...
+  std::string machine;   // "x86_64"
+  ArtifactKind kind = ArtifactKind::kKernelLibrary;
+  std::vector<std::string> ffi_symbols;
+  std::vector<std::string> host_functions;
+
+  // Only for kPackedModel:
+  std::string blob_section;     // ELF section of __tvm_dev_mblob
+  std::string blob_member;      // .tar member holding it
+  uint64_t blob_bytes = 0;      // prefix + payload
+  bool has_import_tree = false; // "import_tree" layout (v0.7+), else "legacy" (flat imports of the library)
+  std::vector<InspectedModule> modules;
+  std::optional<InspectedGraph> graph;  // the first graph-executor factory, normally module 0
+  std::vector<InspectedDeviceModule> device_modules;
+  std::vector<InspectedConstants> constant_modules;
+  ChecksumInfo checksum;
+
+  // "import_tree", "legacy" or "none" (no blob).
+  std::string format() const;
+};
+
+StatusOr<InspectReport> InspectModelFile(const std::string& path);
+
+}  // namespace cli
+}  // namespace sorun
+
+#endif  // SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_

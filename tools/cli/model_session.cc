@@ -1,0 +1,301 @@
+#include "tools/cli/model_session.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "api/sorun.h"
+#include "runtime/data_type.h"
+#include "runtime/device_api.h"
+#include "tools/cli/command.h"
+#include "tools/cli/model_file.h"
+#include "tools/npy.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+std::string Describe(DLDataType dtype, const std::vector<int64_t>& shape) {
+  return DTypeToString(dtype) + ShapeToString(shape.data(), static_cast<int>(shape.size()));
+}
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// IEEE half from a float in a small range (round to nearest; no NaN/overflow handling needed here).
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp <= 0) return static_cast<uint16_t>(sign);  // flush tiny values to zero
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  if (mant & 0x1000u) ++h;
+  return static_cast<uint16_t>(h);
+}
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    f = mant ? NAN : INFINITY;
+  } else {
+    f = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+  }
+  return sign ? -f : f;
+}
+
+}  // namespace
+
+double NowMs() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+}
+
+StatusOr<std::vector<InputFile>> ParseInputFlags(const std::vector<std::string>& values) {
+  std::vector<InputFile> inputs;
+  std::set<std::string> seen;
+  for (const std::string& v : values) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos) {
+      return InvalidArgument("--input '" + v + "': expected NAME=FILE.npy (no '=')");
+    }
+    InputFile f{v.substr(0, eq), v.substr(eq + 1)};
+    if (f.name.empty()) return InvalidArgument("--input '" + v + "': empty input name before '='");
+    if (f.path.empty()) return InvalidArgument("--input '" + v + "': empty file name after '='");
+    if (!seen.insert(f.name).second) return InvalidArgument("--input: '" + f.name + "' given more than once");
+    inputs.push_back(std::move(f));
+  }
+  return inputs;
+}
+
+StatusOr<DLDevice> ParseDeviceFlag(const std::string& text) {
+  auto device = ParseDevice(text);
+  if (!device.ok()) return InvalidArgument("--device: " + device.status().message());
+  return *device;
+}
+
+StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& source, DLDevice device) {
+  std::unique_ptr<ModelSession> session(new ModelSession());
+  session->source_ = source;
+  session->device_ = device;
+  SORUN_RETURN_IF_ERROR(Initialize());
+  SORUN_RETURN_IF_ERROR(CheckRegularFile(source.model_path, "model"));
+  if (!source.graph_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.graph_path, "graph"));
+  if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
+  Status present = CheckDeviceExists(device);
+  if (!present.ok()) return NamePath(std::move(present), source.model_path);
+  // Read the library as bytes first: a malformed or truncated file is reported here instead of
+  // crashing inside dlopen() (a segment past the end of the file faults when touched).
+  if (std::filesystem::path(source.model_path).extension() != ".tar") {
+    auto file = ModelFile::Open(source.model_path);
+    if (!file.ok()) return NamePath(std::move(file).status(), source.model_path);
+    SORUN_RETURN_IF_ERROR(file->CheckSegmentsInsideFile());
+    if (!file->ffi_symbols().empty() && file->blob() == nullptr) {
+      return Unimplemented(source.model_path + ": built by TVM v0.21 or later (tvm-ffi ABI); sorun loads the legacy "
+                                               "ABI of TVM v0.8 - v0.20");
+    }
+  }
+  // CreateExecutorFromFiles loads with default options: the loader's environment switch turns the
+  // checksum verification off for it too.
+  if (!source.verify_checksum) setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
+
+  LoadOptions options;
+  options.verify_checksum = source.verify_checksum;
+  double t0 = NowMs();
+  auto model = Load(source.model_path, options);
+  if (!model.ok()) return NamePath(std::move(model).status(), source.model_path);
+  session->model_ = std::move(*model);
+  double t1 = NowMs();
+  session->load_ms_ = t1 - t0;
+
+  if (source.graph_path.empty()) {
+    if (!GetFactory(session->model_).ok()) {
+      return FailedPrecondition(source.model_path + ": the library's root module is '" +
+                                session->model_.type_key() +
+                                "', not a GraphExecutorFactory (a kernel library): give its graph with --graph G.json "
+                                "[--params P.params]");
+    }
+    auto executor = CreateExecutor(session->model_, {device});
+    if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
+    session->executor_ = std::move(*executor);
+  } else {
+    auto executor = CreateExecutorFromFiles(source.graph_path, source.model_path, source.params_path, {device});
+    if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
+    session->executor_ = std::move(*executor);
+  }
+  session->create_ms_ = NowMs() - t1;
+  return session;
+}
+
+std::string ModelSession::InputList() const {
+  std::string s;
+  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/true)) {
+    s += (s.empty() ? "" : ", ") + t.name + " " + Describe(t.dtype, t.shape) + (t.is_param ? " (param)" : "");
+  }
+  return s.empty() ? "none" : s;
+}
+
+Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_missing,
+                                std::vector<std::string>* filled) {
+  std::map<std::string, TensorInfo> by_name;
+  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/true)) by_name[t.name] = t;
+  std::set<std::string> bound;
+  for (const InputFile& f : inputs) {
+    auto it = by_name.find(f.name);
+    if (it == by_name.end()) {
+      return InvalidArgument("--input " + f.name + "=" + f.path + ": the graph has no input named '" + f.name +
+                             "' (inputs: " + InputList() + ")");
+    }
+    const TensorInfo& info = it->second;
+    SORUN_RETURN_IF_ERROR(CheckRegularFile(f.path, "input file"));
+    auto tensor = ReadNpyFile(f.path);
+    if (!tensor.ok()) return NamePath(std::move(tensor).status(), f.path);
+    if (tensor->dtype() != info.dtype || tensor->shape() != info.shape) {
+      return InvalidArgument(f.path + " holds " + Describe(tensor->dtype(), tensor->shape()) + " but graph input '" +
+                             f.name + "' expects " + Describe(info.dtype, info.shape));
+    }
+    Status s = executor_->SetInput(f.name, *tensor->dl());
+    if (!s.ok()) return std::move(s).Annotate("setting input '" + f.name + "' from " + f.path);
+    bound.insert(f.name);
+  }
+  std::vector<TensorInfo> missing;
+  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/false)) {
+    if (!bound.count(t.name)) missing.push_back(t);
+  }
+  if (missing.empty()) return Status::Ok();
+  if (!fill_missing) {
+    std::string names;
+    for (const TensorInfo& t : missing) names += (names.empty() ? "" : ", ") + t.name + " " + Describe(t.dtype, t.shape);
+    return InvalidArgument(source_.model_path + ": graph input" + (missing.size() > 1 ? "s " : " ") + names +
+                           (missing.size() > 1 ? " have" : " has") + " no value: give --input " + missing[0].name +
+                           "=FILE.npy" + (missing.size() > 1 ? " (and the others)" : ""));
+  }
+  for (const TensorInfo& t : missing) {
+    SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(t.shape, t.dtype, CpuDevice()));
+    FillPseudoRandom(host, t.name);
+    Status s = executor_->SetInput(t.name, *host.dl());
+    if (!s.ok()) return std::move(s).Annotate("setting generated input '" + t.name + "'");
+    if (filled) filled->push_back(t.name);
+  }
+  return Status::Ok();
+}
+
+Status ModelSession::Sync() {
+  SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device_.device_type));
+  return api->Sync(device_, nullptr);
+}
+
+Status ModelSession::Run() {
+  Status s = executor_->Run();
+  if (!s.ok()) return NamePath(std::move(s), source_.model_path);
+  return Sync();
+}
+
+StatusOr<Tensor> ModelSession::OutputOnHost(int index) {
+  SORUN_ASSIGN_OR_RETURN(Tensor out, executor_->GetOutput(index));
+  if (out.device().device_type == kDLCPU && IsCompact(*out.dl())) return out;
+  return out.CopyToDevice(CpuDevice());
+}
+
+void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {
+  uint64_t state = 0x5EED5EED12345678ull;
+  for (unsigned char c : seed_name) state = (state ^ c) * 0x100000001B3ull;
+  const DLDataType t = tensor.dtype();
+  const int64_t n = tensor.num_elements() * t.lanes;
+  char* base = tensor.data_as<char>();
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = SplitMix64(&state);
+    double unit = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+    double f = unit * 2.0 - 1.0;
+    int64_t k = static_cast<int64_t>(r % 10);
+    if (t.code == kDLFloat && t.bits == 32) {
+      reinterpret_cast<float*>(base)[i] = static_cast<float>(f);
+    } else if (t.code == kDLFloat && t.bits == 64) {
+      reinterpret_cast<double*>(base)[i] = f;
+    } else if (t.code == kDLFloat && t.bits == 16) {
+      reinterpret_cast<uint16_t*>(base)[i] = FloatToHalf(static_cast<float>(f));
+    } else if (t.code == kDLBfloat && t.bits == 16) {
+      float ff = static_cast<float>(f);
+      uint32_t x;
+      std::memcpy(&x, &ff, 4);
+      reinterpret_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(x >> 16);
+    } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 1) {
+      reinterpret_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(k & 1);
+    } else if ((t.code == kDLInt || t.code == kDLUInt) && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+      std::memset(base + i * (t.bits / 8), 0, t.bits / 8);
+      std::memcpy(base + i * (t.bits / 8), &k, 1);  // little-endian: value in the low byte
+    } else {
+      // Other dtypes: zeros (their element size per DTypeBytes).
+      std::memset(base, 0, static_cast<size_t>(tensor.nbytes()));
+      return;
+    }
+  }
+}
+
+std::string FormatLeadingValues(const Tensor& tensor, int max_values) {
+  const DLDataType t = tensor.dtype();
+  const int64_t n = tensor.num_elements() * t.lanes;
+  const char* base = tensor.data_as<const char>();
+  std::string s = "[";
+  char buf[64];
+  int64_t shown = std::min<int64_t>(n, max_values);
+  for (int64_t i = 0; i < shown; ++i) {
+    if (t.code == kDLFloat && t.bits == 32) {
+      std::snprintf(buf, sizeof(buf), "%.6g", reinterpret_cast<const float*>(base)[i]);
+    } else if (t.code == kDLFloat && t.bits == 64) {
+      std::snprintf(buf, sizeof(buf), "%.6g", reinterpret_cast<const double*>(base)[i]);
+    } else if (t.code == kDLFloat && t.bits == 16) {
+      std::snprintf(buf, sizeof(buf), "%.4g", HalfToFloat(reinterpret_cast<const uint16_t*>(base)[i]));
+    } else if (t.code == kDLBfloat && t.bits == 16) {
+      uint32_t x = static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(base)[i]) << 16;
+      float f;
+      std::memcpy(&f, &x, 4);
+      std::snprintf(buf, sizeof(buf), "%.4g", f);
+    } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 1) {
+      std::snprintf(buf, sizeof(buf), "%s", base[i] ? "true" : "false");
+    } else if (t.code == kDLInt && t.bits == 8) {
+      std::snprintf(buf, sizeof(buf), "%d", reinterpret_cast<const int8_t*>(base)[i]);
+    } else if (t.code == kDLInt && t.bits == 16) {
+      std::snprintf(buf, sizeof(buf), "%d", reinterpret_cast<const int16_t*>(base)[i]);
+    } else if (t.code == kDLInt && t.bits == 32) {
+      std::snprintf(buf, sizeof(buf), "%d", reinterpret_cast<const int32_t*>(base)[i]);
+    } else if (t.code == kDLInt && t.bits == 64) {
+      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(reinterpret_cast<const int64_t*>(base)[i]));
+    } else if (t.code == kDLUInt && t.bits == 8) {
+      std::snprintf(buf, sizeof(buf), "%u", reinterpret_cast<const uint8_t*>(base)[i]);
+    } else if (t.code == kDLUInt && t.bits == 16) {
+      std::snprintf(buf, sizeof(buf), "%u", reinterpret_cast<const uint16_t*>(base)[i]);
+    } else if (t.code == kDLUInt && t.bits == 32) {
+      std::snprintf(buf, sizeof(buf), "%u", reinterpret_cast<const uint32_t*>(base)[i]);
+    } else if (t.code == kDLUInt && t.bits == 64) {
+      std::snprintf(buf, sizeof(buf), "%llu",
+                    static_cast<unsigned long long>(reinterpret_cast<const uint64_t*>(base)[i]));
+    } else {
+      return "(" + DTypeToString(t) + " values not shown)";
+    }
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  if (n > shown) s += ", ...";
+  s += "]";
+  if (n > shown) s += " (" + std::to_string(n) + " values)";
+  return s;
+}
+
+}  // namespace cli
+}  // namespace sorun

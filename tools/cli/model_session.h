@@ -1,0 +1,96 @@
+// ModelSession: what `sorun run` and `sorun bench` share. Loads a model (one file through sorun::Load
+// + CreateExecutor, or the three-file path through CreateExecutorFromFiles with MODEL as the kernel
+// library), creates the executor on one device, binds inputs from .npy files (or deterministic
+// pseudo-random values), runs with device synchronisation and fetches outputs to the host.
+//
+// Before loading, the library is read as bytes (ModelFile): a non-ELF, malformed or truncated file is
+// an error naming it, never a crash inside dlopen().
+//
+// Input rules: a name that is not a graph input is an error listing the inputs; a file whose dtype or
+// shape differs from the graph input is an error naming both; a graph input that is neither a bound
+// parameter nor given is an error naming it (unless filling is asked for). Errors name the file.
+// Not thread-safe (one executor).
+#ifndef SORUN_TOOLS_CLI_MODEL_SESSION_H_
+#define SORUN_TOOLS_CLI_MODEL_SESSION_H_
+
+#include <dlpack/dlpack.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph_executor/graph_executor.h"
+#include "runtime/module.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace sorun {
+namespace cli {
+
+struct ModelSource {
+  std::string model_path;
+  std::string graph_path;   // set: three-file deployment (MODEL is the kernel library)
+  std::string params_path;  // optional, only with graph_path
+  bool verify_checksum = true;
+};
+
+// One --input NAME=FILE.npy.
+struct InputFile {
+  std::string name;
+  std::string path;
+};
+
+// Parses --input values; InvalidArgument (a usage error) for a missing '=', an empty name or path, or a
+// name given twice.
+StatusOr<std::vector<InputFile>> ParseInputFlags(const std::vector<std::string>& values);
+
+// Parses --device: cpu, opencl[:N], cuda[:N] (also gpu = cuda). InvalidArgument (usage error) otherwise.
+StatusOr<DLDevice> ParseDeviceFlag(const std::string& text);
+
+class ModelSession {
+ public:
+  // Loads the model and creates an executor on `device` (Unavailable when the device is absent).
+  // Times both steps (load_ms, create_ms).
+  static StatusOr<std::unique_ptr<ModelSession>> Open(const ModelSource& source, DLDevice device);
+
+  GraphExecutor& executor() { return *executor_; }
+  DLDevice device() const { return device_; }
+  double load_ms() const { return load_ms_; }
+  double create_ms() const { return create_ms_; }
+
+  // Binds `inputs`; with `fill_missing`, every unbound non-parameter input gets deterministic
+  // pseudo-random values (its name is appended to `filled`), otherwise it is an error.
+  Status BindInputs(const std::vector<InputFile>& inputs, bool fill_missing, std::vector<std::string>* filled);
+  // Runs once and waits for the device.
+  Status Run();
+  // Waits until the device is idle.
+  Status Sync();
+  // Output `index` copied to a compact CPU tensor.
+  StatusOr<Tensor> OutputOnHost(int index);
+
+ private:
+  ModelSession() = default;
+  std::string InputList() const;
+
+  ModelSource source_;
+  DLDevice device_{kDLCPU, 0};
+  Module model_;
+  std::unique_ptr<GraphExecutor> executor_;
+  double load_ms_ = 0;
+  double create_ms_ = 0;
+};
+
+// Fills `tensor` (a CPU tensor) with values derived from `seed_name` only: floats in [-1, 1), integers
+// in [0, 10), booleans 0/1.
+void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name);
+
+// Up to `max_values` leading elements of a CPU tensor, formatted ("[0.25, 1, ...]").
+std::string FormatLeadingValues(const Tensor& tensor, int max_values);
+
+// Milliseconds since an arbitrary epoch (steady clock).
+double NowMs();
+
+}  // namespace cli
+}  // namespace sorun
+
+#endif  // SORUN_TOOLS_CLI_MODEL_SESSION_H_

@@ -1,0 +1,161 @@
+#include "tools/cli/pack_command.h"
+
+#include <filesystem>
+
+#include "graph_executor/memory_plan.h"
+#include "runtime/registry_keys.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/model_packer.h"
+#include "tools/cli/text_table.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+const std::vector<FlagSpec>& PackFlags() {
+  static const std::vector<FlagSpec> specs = {
+      {"--output", "-o", true, false, "OUT", "the model library to write (.so, or .tar)"},
+      {"--lib", "", true, true, "FILE",
+       "host code: .o .a .c .cc .cpp .S, a TVM .tar, or .so (not yet); more FILEs may follow"},
+      {"--graph", "", true, false, "G.json", "graph JSON: makes a GraphExecutorFactory model (else a kernel library)"},
+      {"--params", "", true, false, "P.params", "params file (TVM save_param_dict format; needs --graph)"},
+      {"--cuda", "", true, true, "FILE", "CUDA device code: .ptx, .cubin or .fatbin"},
+      {"--cuda-fmap", "", true, true, "F.json", "kernel description of the n-th --cuda file (default: its .tvm_meta.json)"},
+      {"--opencl", "", true, true, "FILE.cl", "OpenCL C source"},
+      {"--opencl-fmap", "", true, true, "F.json", "kernel description of the n-th --opencl file (default: its .tvm_meta.json)"},
+      {"--include-dir", "", true, true, "DIR", "-I for compiling sources (before the embedded ABI headers)"},
+      {"--cflag", "", true, true, "FLAG", "extra compiler flag for sources"},
+      {"--ldflag", "", true, true, "FLAG", "extra linker flag"},
+      {"--tar", "", false, false, "", "write a .tar of objects (also when OUT ends in .tar)"},
+      {"--c-route", "", false, false, "", "embed the blob through a C source (TVM's PackImportsToC) instead of assembly"},
+      {"--no-checksum", "", false, false, "", "do not write the __sorun_blob_checksum integrity record"},
+      {"--module-name", "", true, false, "NAME", "the factory's module name (default 'default')"},
+  };
+  return specs;
+}
+
+// Pairs device-code files with their kernel descriptions (explicit, or TVM's sidecar names).
+StatusOr<std::vector<DeviceCodeFile>> PairDeviceCode(const std::string& type_key, const std::string& flag,
+                                                    const std::vector<std::string>& files,
+                                                    const std::vector<std::string>& fmaps) {
+  if (!fmaps.empty() && fmaps.size() != files.size()) {
+    return InvalidArgument(std::to_string(files.size()) + " " + flag + " file(s) but " + std::to_string(fmaps.size()) +
+                           " " + flag + "-fmap file(s): give one kernel description per file, in the same order");
+  }
+  std::vector<DeviceCodeFile> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].empty()) return InvalidArgument(flag + " needs a file name");
+    if (type_key == keys::kTypeKeyCuda && CudaFormatFromExtension(files[i]).empty()) {
+      return InvalidArgument(flag + " " + files[i] + ": unknown CUDA code format (expected .ptx, .cubin or .fatbin)");
+    }
+    out.push_back(DeviceCodeFile{type_key, files[i], fmaps.empty() ? SidecarFmapPath(files[i]) : fmaps[i]});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SidecarFmapPath(const std::string& code_path) {
+  std::filesystem::path p(code_path);
+  return (p.parent_path() / (p.stem().string() + ".tvm_meta.json")).string();
+}
+
+std::string PackUsage() {
+  return "Usage: sorun pack -o OUT --lib FILE... [--graph G.json [--params P.params]]\n"
+         "                  [--cuda FILE --cuda-fmap F.json]... [--opencl FILE.cl --opencl-fmap F.json]...\n"
+         "                  [--include-dir DIR]... [--tar] [--c-route] [--no-checksum] [--module-name NAME]\n"
+         "\n"
+         "Packs host code, device code, a graph and its parameters into ONE model library:\n"
+         "GraphExecutorFactory -> host code (_lib) -> device modules, as TVM's export_library does. Without\n"
+         "--graph the result is a kernel library with the device modules imported (TVM's lib export).\n"
+         "Sources are compiled with the system compiler ($CC / $CXX); the ABI headers runtime/c_runtime_api.h\n"
+         "and dlpack/dlpack.h are embedded in sorun and found automatically (after any --include-dir).\n"
+         "Kernel descriptions use TVM's .tvm_meta.json layout (docs/cli.md).\n"
+         "\n" +
+         FormatFlagHelp(PackFlags());
+}
+
+int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
+  auto flags = ParseFlags(args, PackFlags());
+  if (!flags.ok()) return UsageError(io, "pack: " + flags.status().message());
+  PackRequest request;
+  request.output_path = flags->Value("--output");
+  if (request.output_path.empty()) return UsageError(io, "pack: missing -o OUT (the library to write)");
+  request.lib_files = flags->Values("--lib");
+  for (const std::string& p : flags->positionals()) request.lib_files.push_back(p);
+  if (request.lib_files.empty()) return UsageError(io, "pack: missing --lib FILE (the host code)");
+  size_t shared = 0;
+  for (const std::string& f : request.lib_files) {
+    if (f.empty()) return UsageError(io, "pack: --lib needs a file name");
+    std::string kind = HostFileKind(f);
+    if (kind.empty()) {
+      return UsageError(io, "pack: --lib " + f +
+                                ": unknown kind of host code (expected .o, .a, .c, .cc, .cpp, .S, .s, .tar or .so)");
+    }
+    if (kind == "shared") ++shared;
+  }
+  request.graph_path = flags->Value("--graph");
+  request.params_path = flags->Value("--params");
+  if (flags->Has("--graph") && request.graph_path.empty()) return UsageError(io, "pack: --graph needs a file name");
+  if (flags->Has("--params") && request.params_path.empty()) return UsageError(io, "pack: --params needs a file name");
+  if (!request.params_path.empty() && request.graph_path.empty()) {
+    return UsageError(io, "pack: --params needs --graph (parameters belong to a graph)");
+  }
+  auto cuda = PairDeviceCode(keys::kTypeKeyCuda, "--cuda", flags->Values("--cuda"), flags->Values("--cuda-fmap"));
+  if (!cuda.ok()) return UsageError(io, "pack: " + cuda.status().message());
+  auto opencl =
+      PairDeviceCode(keys::kTypeKeyOpenCL, "--opencl", flags->Values("--opencl"), flags->Values("--opencl-fmap"));
+  if (!opencl.ok()) return UsageError(io, "pack: " + opencl.status().message());
+  request.device_code = *cuda;
+  request.device_code.insert(request.device_code.end(), opencl->begin(), opencl->end());
+  request.include_dirs = flags->Values("--include-dir");
+  request.compile_flags = flags->Values("--cflag");
+  request.link_flags = flags->Values("--ldflag");
+  request.tar = flags->Has("--tar");
+  request.c_route = flags->Has("--c-route");
+  request.checksum = !flags->Has("--no-checksum");
+  if (flags->Has("--module-name")) {
+    request.module_name = flags->Value("--module-name");
+    if (request.module_name.empty()) return UsageError(io, "pack: --module-name must not be empty");
+    if (request.graph_path.empty()) return UsageError(io, "pack: --module-name needs --graph (it names the factory)");
+  }
+  if (shared > 0) {
+    if (request.lib_files.size() != 1) {
+      return UsageError(io, "pack: a .so library must be the only --lib file");
+    }
+    if (request.tar || request.c_route) {
+      return UsageError(io, "pack: --tar and --c-route do not apply to a .so library (its code is already linked)");
+    }
+    if (request.graph_path.empty() && request.device_code.empty()) {
+      return UsageError(io, "pack: nothing to add to " + request.lib_files[0] + " (give --graph or device code)");
+    }
+  }
+
+  auto result = PackModel(request);
+  if (!result.ok()) return ModelError(io, result.status());
+  const PackResult& r = *result;
+  io.out << "wrote " << r.output_path << " (" << FormatBytes(r.output_bytes) << (r.is_tar ? ", tar archive" : "")
+         << ")\n";
+  TextTable t;
+  if (r.type_keys.empty()) {
+    t.AddRow({"blob", "none (a plain kernel library: no graph, no device code)"});
+  } else {
+    std::string tree;
+    for (size_t i = 0; i < r.type_keys.size(); ++i) {
+      tree += (i ? ", " : "") + std::string("[") + std::to_string(i) + "] " + r.type_keys[i];
+    }
+    t.AddRow({"modules", tree});
+    std::string exact = std::to_string(r.blob_bytes) + " B";
+    t.AddRow({"blob", FormatBytes(r.blob_bytes) == exact ? exact : FormatBytes(r.blob_bytes) + " (" + exact + ")"});
+    t.AddRow({"checksum", r.checksum_hash.empty() ? "none (--no-checksum)" : "xxh64 " + r.checksum_hash});
+  }
+  if (!request.graph_path.empty()) {
+    t.AddRow({"params", std::to_string(r.param_count) + " tensors, " + FormatBytes(r.param_bytes)});
+  }
+  io.out << t.Render();
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace cli
+}  // namespace sorun

@@ -1,0 +1,112 @@
+#include "tools/cli/run_command.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/data_type.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/model_session.h"
+#include "tools/cli/text_table.h"
+#include "tools/npy.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+constexpr int kShownValues = 8;
+
+const std::vector<FlagSpec>& RunFlags() {
+  static const std::vector<FlagSpec> specs = {
+      {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
+      {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
+      {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
+      {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME"},
+      {"--output-dir", "", true, false, "DIR", "where output_<i>.npy files go (default '.'; created if missing)"},
+      {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
+  };
+  return specs;
+}
+
+Status MakeDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return FailedPrecondition("cannot create output directory " + dir + ": " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) return FailedPrecondition("output directory " + dir + " is not a directory");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string RunUsage() {
+  return "Usage: sorun run MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
+         "                 [--graph G.json [--params P.params]] [--output-dir DIR] [--no-verify]\n"
+         "\n"
+         "Loads MODEL (a packed .so or .tar), runs it once on the given .npy inputs and writes every output\n"
+         "as DIR/output_<i>.npy. Every graph input that is not a parameter needs an --input. With --graph,\n"
+         "MODEL is used as the kernel library of a three-file deployment (graph JSON + library + params).\n"
+         "\n" +
+         FormatFlagHelp(RunFlags());
+}
+
+int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
+  auto flags = ParseFlags(args, RunFlags());
+  if (!flags.ok()) return UsageError(io, "run: " + flags.status().message());
+  const auto& pos = flags->positionals();
+  if (pos.empty()) return UsageError(io, "run: missing MODEL (usage: sorun run MODEL [flags])");
+  if (pos.size() > 1) return UsageError(io, "run: unexpected argument '" + pos[1] + "' (one MODEL only)");
+  DLDevice device = CpuDevice();
+  if (flags->Has("--device")) {
+    auto d = ParseDeviceFlag(flags->Value("--device"));
+    if (!d.ok()) return UsageError(io, "run: " + d.status().message());
+    device = *d;
+  }
+  auto inputs = ParseInputFlags(flags->Values("--input"));
+  if (!inputs.ok()) return UsageError(io, "run: " + inputs.status().message());
+  ModelSource source;
+  source.model_path = pos[0];
+  source.graph_path = flags->Value("--graph");
+  source.params_path = flags->Value("--params");
+  source.verify_checksum = !flags->Has("--no-verify");
+  if (flags->Has("--graph") && source.graph_path.empty()) return UsageError(io, "run: --graph needs a file name");
+  if (flags->Has("--params") && source.params_path.empty()) return UsageError(io, "run: --params needs a file name");
+  if (!source.params_path.empty() && source.graph_path.empty()) {
+    return UsageError(io, "run: --params needs --graph (a packed model carries its own parameters)");
+  }
+  std::string out_dir = flags->Has("--output-dir") ? flags->Value("--output-dir") : ".";
+  if (out_dir.empty()) return UsageError(io, "run: --output-dir needs a directory name");
+
+  auto session = ModelSession::Open(source, device);
+  if (!session.ok()) return ModelError(io, session.status());
+  ModelSession& s = **session;
+  Status bound = s.BindInputs(*inputs, /*fill_missing=*/false, nullptr);
+  if (!bound.ok()) return ModelError(io, bound);
+  double t0 = NowMs();
+  Status ran = s.Run();
+  double run_ms = NowMs() - t0;
+  if (!ran.ok()) return ModelError(io, ran);
+  Status made = MakeDirectories(out_dir);
+  if (!made.ok()) return ModelError(io, made);
+
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), run_ms < 1 ? "%.4f" : "%.3f", run_ms);
+  io.out << "ran " << source.model_path << " on " << DeviceToString(device) << " in " << ms << " ms\n";
+  std::vector<TensorInfo> outputs = s.executor().OutputInfo();
+  TextTable table;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto host = s.OutputOnHost(static_cast<int>(i));
+    if (!host.ok()) return ModelError(io, host.status().message());
+    std::string path = (std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string();
+    Status w = WriteNpyFile(path, *host->dl());
+    if (!w.ok()) return ModelError(io, NamePath(w, path));
+    const TensorInfo& info = outputs[i];
+    table.AddRow({"output " + std::to_string(i), info.name, DTypeToString(info.dtype),
+                  ShapeToString(info.shape.data(), static_cast<int>(info.shape.size())), path,
+                  FormatLeadingValues(*host, kShownValues)});
+  }
+  io.out << table.Render();
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace cli
+}  // namespace sorun

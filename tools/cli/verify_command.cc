@@ -1,0 +1,72 @@
+#include "tools/cli/verify_command.h"
+
+#include "runtime/registry_keys.h"
+#include "serialization/blob_checksum.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/model_file.h"
+#include "tools/cli/model_inspector.h"
+
+namespace sorun {
+namespace cli {
+namespace {
+
+const std::vector<FlagSpec>& VerifyFlags() {
+  static const std::vector<FlagSpec> specs = {};
+  return specs;
+}
+
+}  // namespace
+
+std::string VerifyUsage() {
+  return "Usage: sorun verify MODEL\n"
+         "\n"
+         "Checks a packed model library without loading it: the integrity record __sorun_blob_checksum\n"
+         "(written by `sorun pack` unless --no-checksum) must be present and match an XXH64 of the blob\n"
+         "bytes in the file, and the blob must parse (module tree, graph, parameters, device modules).\n"
+         "Prints 'MODEL: OK (blob N bytes, xxh64 H)' and exits 0, or the error and exits 1.\n"
+         "\n" +
+         FormatFlagHelp(VerifyFlags());
+}
+
+StatusOr<std::string> VerifyModelFile(const std::string& path) {
+  SORUN_RETURN_IF_ERROR(CheckRegularFile(path, "model"));
+  auto opened = ModelFile::Open(path);
+  if (!opened.ok()) return NamePath(std::move(opened).status(), path);
+  const ModelFile& file = *opened;
+  const ElfSymbolData* blob = file.blob();
+  if (blob == nullptr) {
+    if (!file.ffi_symbols().empty()) {
+      return FailedPrecondition(path + ": built by TVM v0.21 or later (tvm-ffi ABI); it has no " +
+                                keys::kSymbolDevMblob + " and no sorun integrity record to verify");
+    }
+    return FailedPrecondition(path + ": no " + std::string(keys::kSymbolDevMblob) +
+                              " (a plain kernel library): there is no module blob to verify");
+  }
+  const ElfSymbolData* record = file.checksum();
+  if (record == nullptr) {
+    return FailedPrecondition(path + ": the library has no integrity record (" + keys::kSymbolBlobChecksum +
+                              "): it was not packed by sorun (e.g. exported by TVM) or was packed with --no-checksum");
+  }
+  const uint64_t blob_bytes = 8 + file.payload_size();
+  Status s = VerifyBlobChecksum(blob->data, blob_bytes, record->data, record->size);
+  if (!s.ok()) return std::move(s).Annotate(path);
+  auto report = InspectModelFile(path);
+  if (!report.ok()) return NamePath(std::move(report).status(), path);
+  return "OK (blob " + std::to_string(blob_bytes) + " bytes, xxh64 " + report->checksum.hash + ")";
+}
+
+int RunVerifyCommand(const std::vector<std::string>& args, CommandIo& io) {
+  auto flags = ParseFlags(args, VerifyFlags());
+  if (!flags.ok()) return UsageError(io, "verify: " + flags.status().message());
+  const auto& pos = flags->positionals();
+  if (pos.empty()) return UsageError(io, "verify: missing MODEL (usage: sorun verify MODEL)");
+  if (pos.size() > 1) return UsageError(io, "verify: unexpected argument '" + pos[1] + "' (one MODEL only)");
+  auto ok = VerifyModelFile(pos[0]);
+  if (!ok.ok()) return ModelError(io, ok.status());
+  io.out << pos[0] << ": " << *ok << "\n";
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace cli
+}  // namespace sorun
