@@ -27,7 +27,7 @@ enum class FileKind { kObject, kArchive, kCSource, kCxxSource, kAsmSource, kUnkn
 FileKind Classify(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   if (ext == ".o" || ext == ".obj") return FileKind::kObject;
-  if (ext == ".a") return FileKind::kArchive;
+  if (ext == ".a" || ext == ".lo") return FileKind::kArchive;  // .lo: Bazel's alwayslink archive
   if (ext == ".c") return FileKind::kCSource;
   if (ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".C") return FileKind::kCxxSource;
   if (ext == ".S" || ext == ".s") return FileKind::kAsmSource;

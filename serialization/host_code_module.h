@@ -14,7 +14,7 @@
 namespace sorun {
 
 struct HostCode {
-  // .o (relocatable objects, PIC), .a (static archives, linked whole), .c/.cc/.cpp/.cxx/.S/.s sources.
+  // .o (relocatable objects, PIC), .a/.lo (static archives, linked whole), .c/.cc/.cpp/.cxx/.S/.s sources.
   std::vector<std::string> files;
   // Extra flags for compiling the sources (e.g. "-I/path"), and for the final link (e.g. "-lm").
   std::vector<std::string> compile_flags;

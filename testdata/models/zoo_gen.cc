@@ -44,6 +44,7 @@ class Rng {
 };
 
 struct Model {
+  bool heterogeneous = false;  // every node is placed explicitly (device_index)
   GraphBuilder graph;
   NamedTensors params;
   std::map<std::string, ref::Array> ref_params;
@@ -78,13 +79,13 @@ int Dense(Model& m, Rng& rng, const std::string& name, int x, int64_t batch, int
   ref::Array b = AddParam(m, rng, name + "_b", {out}, 0.1f);
   int wn = m.graph.Input(name + "_w", {out, in});
   int bn = m.graph.Input(name + "_b", {out});
-  if (device_type != kDLCPU) {
-    m.graph.SetDeviceType(wn, device_type);
-    m.graph.SetDeviceType(bn, device_type);
-  }
   std::string fn = kernel ? kernel : (relu ? "sorun_dense_bias_relu" : "sorun_dense_bias");
   int y = m.graph.Op(fn, {x, wn, bn}, {batch, out}, Float32(), name);
-  if (device_type != kDLCPU) m.graph.SetDeviceType(y, device_type);
+  if (m.heterogeneous) {
+    m.graph.SetDeviceType(wn, device_type);
+    m.graph.SetDeviceType(bn, device_type);
+    m.graph.SetDeviceType(y, device_type);
+  }
   *value = ref::Dense(*value, w, &b);
   if (relu && !kernel) *value = ref::Relu(*value);
   return y;
@@ -207,9 +208,11 @@ Model Big256() {
 // and softmax. `prefix` picks the host functions (sorun_ocl_ / sorun_cuda_).
 Model Heterogeneous(int device_type, const std::string& prefix, uint64_t seed) {
   Model m;
+  m.heterogeneous = true;
   Rng rng(seed);
   ref::Array v = SetInput(m, rng, {1, 64});
   int x = m.graph.Input("data", {1, 64});
+  m.graph.SetDeviceType(x, kDLCPU);
   x = Dense(m, rng, "fc1", x, 1, 64, 128, true, &v);
   int to_dev = m.graph.Op("__copy", {x}, {1, 128}, Float32(), "copy_to_device");
   m.graph.SetDeviceType(to_dev, device_type);
@@ -221,8 +224,11 @@ Model Heterogeneous(int device_type, const std::string& prefix, uint64_t seed) {
   m.graph.SetDeviceType(twice, device_type);
   v = ref::Add(v, v);
   int back = m.graph.Op("__copy", {twice}, {1, 64}, Float32(), "copy_to_host");
+  m.graph.SetDeviceType(back, kDLCPU);
   int fc3 = Dense(m, rng, "fc3", back, 1, 64, 10, false, &v);
-  m.graph.Output(m.graph.Op("sorun_softmax", {fc3}, {1, 10}, Float32(), "softmax"));
+  int out = m.graph.Op("sorun_softmax", {fc3}, {1, 10}, Float32(), "softmax");
+  m.graph.SetDeviceType(out, kDLCPU);
+  m.graph.Output(out);
   m.expected = ref::Softmax(v);
   return m;
 }

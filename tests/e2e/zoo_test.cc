@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "api/sorun.h"

@@ -354,15 +354,29 @@ TEST_F(CliPackInspectTest, GraphAndParamsErrors) {
   EXPECT_FALSE(testing::FileExists(Path("x.so")));
 }
 
-TEST_F(CliPackInspectTest, SharedLibraryInputIsTheOneUnimplementedPath) {
+TEST_F(CliPackInspectTest, AlreadyLinkedSharedLibraryIsPackedByInjection) {
+  // A three-file deployment's kernel library (no blob): the graph and params are injected into it.
   CliResult made = Pack({"-o", Path("kernels_for_so.so")});
   ASSERT_EQ(made.exit_code, 0) << Describe(made);
-  ExpectPackError({"-o", Path("from_so.so"), "--graph", files_->graph, "--params", files_->params},
-                  {"kernels_for_so.so", "--lib X.so", "not implemented"}, Path("kernels_for_so.so"), 1);
-  EXPECT_FALSE(testing::FileExists(Path("from_so.so")));
-  // Usage errors around it.
-  CliResult r = RunSorun({"pack", "-o", Path("y.so"), "--lib", Path("kernels_for_so.so"), "--lib",
-                          testing::NnKernelsSource(), "--graph", files_->graph});
+  CliResult r = RunSorun({"pack", "-o", Path("from_so.so"), "--graph", files_->graph, "--params", files_->params,
+                          "--lib", Path("kernels_for_so.so")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  CliResult run = RunSorun({"run", Path("from_so.so"), "--input", "data=" + files_->input, "--output-dir",
+                            Path("from_so_out")});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  std::vector<float> y = testing::ReadFloatNpy(Path("from_so_out/output_0.npy"));
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
+  CliResult verify = RunSorun({"verify", Path("from_so.so")});
+  EXPECT_EQ(verify.exit_code, 0) << Describe(verify);
+  // A library that already carries a blob is refused.
+  r = RunSorun({"pack", "-o", Path("twice.so"), "--graph", files_->graph, "--lib", Path("from_so.so")});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("already"), std::string::npos) << r.err;
+  EXPECT_FALSE(testing::FileExists(Path("twice.so")));
+  // Usage errors around it: a .so cannot be mixed with other host code, and needs a graph.
+  r = RunSorun({"pack", "-o", Path("y.so"), "--lib", Path("kernels_for_so.so"), "--lib", testing::NnKernelsSource(),
+                "--graph", files_->graph});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   r = RunSorun({"pack", "-o", Path("y.so"), "--lib", Path("kernels_for_so.so")});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);

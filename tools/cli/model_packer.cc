@@ -15,6 +15,7 @@
 #include "runtime/tensor_io.h"
 #include "runtime/xxhash64.h"
 #include "serialization/blob_checksum.h"
+#include "serialization/elf_blob_injector.h"
 #include "serialization/elf_reader.h"
 #include "serialization/host_code_module.h"
 #include "serialization/module_serializer.h"
@@ -154,7 +155,7 @@ Status MakeParentDirectory(const std::string& path) {
 std::string HostFileKind(const std::string& path) {
   std::string ext = Extension(path);
   if (ext == ".o" || ext == ".obj") return "object";
-  if (ext == ".a") return "archive";
+  if (ext == ".a" || ext == ".lo") return "archive";  // .lo: Bazel's alwayslink archive
   if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".C" || ext == ".S" || ext == ".s") {
     return "source";
   }
@@ -172,18 +173,12 @@ std::string CudaFormatFromExtension(const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// MERGE POINT (`sorun pack --lib X.so`): wire serialization/elf_blob_injector.h here, e.g.
-//   return InjectBlobIntoSharedLibrary(input_so, blob_bytes_with_prefix, checksum_record, output_so);
-// and add //serialization:elf_blob_injector to //tools:cli's deps. This is the only place to change.
+// `sorun pack --lib X.so`: the library is already linked, so the blob (and the checksum record)
+// are added to it by rewriting its dynamic symbol table (serialization/elf_blob_injector.h).
 // ---------------------------------------------------------------------------------------------------
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
                              const std::string& checksum_record, const std::string& output_so) {
-  (void)blob_bytes_with_prefix;
-  (void)checksum_record;
-  (void)output_so;
-  return Unimplemented(input_so +
-                       ": packing into an existing shared library (--lib X.so) is not implemented yet (it needs the "
-                       "ELF blob injector); give the library's objects (.o/.a), sources or TVM .tar instead");
+  return InjectBlobIntoSharedLibrary(input_so, blob_bytes_with_prefix, checksum_record, output_so);
 }
 
 StatusOr<PackResult> PackModel(const PackRequest& request) {

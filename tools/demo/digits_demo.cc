@@ -63,8 +63,11 @@ int main(int argc, char** argv) {
   const int64_t n = x->shape()[0];
 
   std::printf("sorun demo: handwritten digits classifier (8x8 images, 64 -> 32 -> 10)\n");
+  std::string shown = model_path;
+  size_t runfiles = shown.find(".runfiles/sorun/");
+  if (runfiles != std::string::npos) shown = shown.substr(runfiles + std::string(".runfiles/sorun/").size());
   std::printf("model: %s (%.1f KiB, one file: graph + weights + kernels), loaded and ready in %.2f ms\n",
-              model_path.c_str(), static_cast<double>(st.st_size) / 1024.0, load_ms);
+              shown.c_str(), static_cast<double>(st.st_size) / 1024.0, load_ms);
   auto inputs = (*exec)->InputInfo(false);
   auto outputs = (*exec)->OutputInfo();
   std::printf("input  '%s' %s%s   output '%s' %s%s\n\n", inputs[0].name.c_str(),
