@@ -22,10 +22,12 @@ Status Bad(const std::string& path, const std::string& why) {
 }  // namespace
 
 Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path) {
-  if (size < sizeof(Elf64_Ehdr)) {
-    return Bad(path, "the file has " + std::to_string(size) + " bytes, fewer than an ELF header");
+  if (size < SELFMAG || std::memcmp(data, ELFMAG, SELFMAG) != 0) {
+    return DataLoss(path + ": not an ELF file (no \\x7fELF magic at byte 0)");
   }
-  if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return Bad(path, "no ELF magic at byte 0");
+  if (size < sizeof(Elf64_Ehdr)) {
+    return Bad(path, "the file has " + std::to_string(size) + " bytes, fewer than an ELF header (truncated?)");
+  }
   if (data[EI_CLASS] != ELFCLASS64) return Bad(path, "not a 64-bit ELF file");
   if (data[EI_DATA] != ELFDATA2LSB) return Bad(path, "not a little-endian ELF file");
   Elf64_Ehdr eh;

@@ -9,8 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 extern char** environ;
 
@@ -47,22 +45,13 @@ std::string CxxCompiler(const std::string& preferred) {
 
 Status RunCommand(const std::vector<std::string>& argv, std::string* output) {
   if (argv.empty()) return InvalidArgument("RunCommand: empty command");
-  char log_template[] = "/tmp/sorun_cmd_XXXXXX";
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string log_path_buf = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/sorun_cmd_XXXXXX";
-  std::vector<char> log_path(log_path_buf.begin(), log_path_buf.end());
-  log_path.push_back('\0');
-  int log_fd = mkstemp(log_path.data());
-  if (log_fd < 0) {
-    log_fd = mkstemp(log_template);
-    if (log_fd < 0) return Internal(std::string("cannot create a log file: ") + std::strerror(errno));
-    log_path.assign(log_template, log_template + sizeof(log_template));
-  }
-
+  // The child's stdout and stderr go into one pipe, drained while it runs (no temporary files).
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("cannot create a pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -70,27 +59,25 @@ Status RunCommand(const std::vector<std::string>& argv, std::string* output) {
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  close(log_fd);
-
-  if (rc != 0) {
-    unlink(log_path.data());
-    return Unavailable("cannot run '" + argv[0] + "': " + std::strerror(rc));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      unlink(log_path.data());
-      return Internal(std::string("waitpid failed: ") + std::strerror(errno));
+  close(pipe_fds[1]);
+  std::string log;
+  if (rc == 0) {
+    char buf[4096];
+    for (;;) {
+      ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
+      if (n > 0) {
+        log.append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
     }
   }
-  std::string log;
-  {
-    std::ifstream in(log_path.data(), std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    log = ss.str();
+  close(pipe_fds[0]);
+  if (rc != 0) return Unavailable("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Internal(std::string("waitpid failed: ") + std::strerror(errno));
   }
-  unlink(log_path.data());
   if (output) *output = log;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
   std::string why = WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))

@@ -202,7 +202,7 @@ TEST(LibraryModuleOpenTest, ErrorsNameTheFile) {
   testing::WriteFileOrDie(junk, "this is not an ELF file");
   auto bad = LibraryModuleNode::Open(junk);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("junk.so: not a loadable shared library"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("junk.so: not an ELF file"), std::string::npos)
       << bad.status().message();
 }
 
@@ -260,7 +260,9 @@ TEST(ElfPreflightTest, EveryTruncationOfARealLibraryIsRefusedOrHarmless) {
       EXPECT_TRUE(LibraryModuleNode::Open(path).ok()) << cut;
     } else {
       EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-      EXPECT_NE(s.message().find("k.so: not a loadable shared library"), std::string::npos) << s.message();
+      EXPECT_TRUE(s.message().find("k.so: not a loadable shared library") != std::string::npos ||
+                  s.message().find("k.so: not an ELF file") != std::string::npos)
+          << s.message();
     }
   }
 }

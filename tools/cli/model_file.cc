@@ -68,42 +68,6 @@ StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
   return model;
 }
 
-Status ModelFile::CheckSegmentsInsideFile() const {
-  for (const ModelFileMember& m : members_) {
-    const ElfImage& image = m.image;
-    if (image.type() != elf::kTypeShared && image.type() != elf::kTypeExecutable) continue;
-    const uint64_t size = image.size();
-    // ElfImage::Parse validated the header and that the program header table lies inside the file.
-    uint64_t phoff = 0;
-    uint16_t phentsize = 0, phnum = 0;
-    BinaryReader header(image.data(), static_cast<size_t>(size), image.file_name() + ": ELF header");
-    SORUN_RETURN_IF_ERROR(header.Skip(32));
-    SORUN_RETURN_IF_ERROR(header.ReadU64(&phoff));
-    SORUN_RETURN_IF_ERROR(header.Skip(54 - 40));
-    SORUN_RETURN_IF_ERROR(header.ReadU16(&phentsize));
-    SORUN_RETURN_IF_ERROR(header.ReadU16(&phnum));
-    for (uint16_t i = 0; i < phnum; ++i) {
-      const uint64_t at = phoff + static_cast<uint64_t>(i) * phentsize;
-      if (phentsize < elf::kProgramHeaderSize || at > size || size - at < elf::kProgramHeaderSize) break;
-      BinaryReader ph(image.data() + at, elf::kProgramHeaderSize,
-                      image.file_name() + ": program header " + std::to_string(i), at);
-      uint32_t type = 0;
-      uint64_t offset = 0, filesz = 0;
-      SORUN_RETURN_IF_ERROR(ph.ReadU32(&type));
-      SORUN_RETURN_IF_ERROR(ph.Skip(4));  // p_flags
-      SORUN_RETURN_IF_ERROR(ph.ReadU64(&offset));
-      SORUN_RETURN_IF_ERROR(ph.Skip(16));  // p_vaddr, p_paddr
-      SORUN_RETURN_IF_ERROR(ph.ReadU64(&filesz));
-      if (type == kProgramLoad && (offset > size || filesz > size - offset)) {
-        return DataLoss(image.file_name() + ": program header " + std::to_string(i) + " (PT_LOAD): segment at byte " +
-                        std::to_string(offset) + " of " + std::to_string(filesz) + " bytes extends past the end of the " +
-                        std::to_string(size) + "-byte file (truncated?)");
-      }
-    }
-  }
-  return Status::Ok();
-}
-
 StatusOr<ChecksumRecord> ModelFile::ReadChecksumRecord() const {
   if (!has_checksum_) return NotFound(path_ + ": no " + std::string(keys::kSymbolBlobChecksum));
   BinaryReader reader(checksum_.data, static_cast<size_t>(checksum_.size), keys::kSymbolBlobChecksum);

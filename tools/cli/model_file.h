@@ -64,11 +64,6 @@ class ModelFile {
   // without a record; DataLoss when it is too short.
   StatusOr<ChecksumRecord> ReadChecksumRecord() const;
 
-  // For a shared library: every loadable segment (PT_LOAD) lies inside the file. dlopen() maps
-  // segments without checking, and touching a page past the end of a truncated file raises SIGBUS, so
-  // `sorun run` checks this before loading. DataLoss naming the segment otherwise.
-  Status CheckSegmentsInsideFile() const;
-
  private:
   Status FindBlob();
 

@@ -100,17 +100,6 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
   Status present = CheckDeviceExists(device);
   if (!present.ok()) return NamePath(std::move(present), source.model_path);
-  // Read the library as bytes first: a malformed or truncated file is reported here instead of
-  // crashing inside dlopen() (a segment past the end of the file faults when touched).
-  if (std::filesystem::path(source.model_path).extension() != ".tar") {
-    auto file = ModelFile::Open(source.model_path);
-    if (!file.ok()) return NamePath(std::move(file).status(), source.model_path);
-    SORUN_RETURN_IF_ERROR(file->CheckSegmentsInsideFile());
-    if (!file->ffi_symbols().empty() && file->blob() == nullptr) {
-      return Unimplemented(source.model_path + ": built by TVM v0.21 or later (tvm-ffi ABI); sorun loads the legacy "
-                                               "ABI of TVM v0.8 - v0.20");
-    }
-  }
   // CreateExecutorFromFiles loads with default options: the loader's environment switch turns the
   // checksum verification off for it too.
   if (!source.verify_checksum) setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
