@@ -71,9 +71,14 @@ Status CheckDeviceExists(DLDevice device) {
   SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device.device_type));
   int count = api->DeviceCount();
   if (device.device_id < 0 || device.device_id >= count) {
-    return Unavailable("device " + DeviceToString(device) + " is not present (" +
-                       std::to_string(count) + " " + DeviceTypeName(device.device_type) +
-                       " device(s) found)");
+    std::string why;
+    if (count == 0) {
+      // The backend knows why there is none (e.g. "no CUDA driver: libcuda.so.1 not found").
+      auto described = api->Describe(0);
+      if (!described.ok()) why = ": " + described.status().message();
+    }
+    return Unavailable("device " + DeviceToString(device) + " is not present (" + std::to_string(count) + " " +
+                       DeviceTypeName(device.device_type) + " device(s) found)" + why);
   }
   return Status::Ok();
 }

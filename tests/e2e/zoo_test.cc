@@ -232,6 +232,73 @@ TEST(ZooDigitsTest, TrainedClassifierReachesItsHeldOutAccuracy) {
   EXPECT_EQ(correct, 350);  // 350 / 360 = 0.9722, as the training script measured in numpy
 }
 
+bool CudaPresent() { return CheckDeviceExists(DLDevice{kDLCUDA, 0}).ok(); }
+
+bool CudaModelsBuilt() { return testing::FileExists(ModelPath("mlp_with_cuda_module.so")); }
+
+TEST(ZooCudaTest, ModelWithACudaModuleLoadsAndRunsOnTheCpuWithoutADriver) {
+  ASSERT_TRUE(Initialize().ok());
+  if (!CudaModelsBuilt()) GTEST_SKIP() << "no CUDA toolkit at build time: the CUDA models were not built";
+  auto model = Load(ModelPath("mlp_with_cuda_module.so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->imports().size(), 1u);
+  ASSERT_EQ(model->imports()[0].imports().size(), 1u);
+  EXPECT_STREQ(model->imports()[0].imports()[0].type_key(), "cuda");
+  auto exec = CreateExecutor(*model, {CpuDevice()});
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  EXPECT_LE(MaxError(RunSample(**exec, "mlp"), Npy("mlp_expected.npy")), kTolerance);
+}
+
+TEST(ZooCudaTest, HeterogeneousCudaModelRunsOnAGpuAndSaysWhyNotOtherwise) {
+  ASSERT_TRUE(Initialize().ok());
+  if (!CudaModelsBuilt()) GTEST_SKIP() << "no CUDA toolkit at build time: the CUDA models were not built";
+  auto model = Load(ModelPath("mlp_cuda.so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto exec = CreateExecutor(*model, {CpuDevice(), DLDevice{kDLCUDA, 0}});
+  if (!CudaPresent()) {
+    ASSERT_FALSE(exec.ok());
+    EXPECT_EQ(exec.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(exec.status().message().find("no CUDA driver"), std::string::npos) << exec.status().message();
+    GTEST_SKIP() << "no CUDA device: " << exec.status().message();
+  }
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  EXPECT_LE(MaxError(RunSample(**exec, "mlp_cuda"), Npy("mlp_cuda_expected.npy")), kTolerance);
+}
+
+TEST(ZooConcurrencyTest, ConcurrentLoadsOfDifferentFiles) {
+  ASSERT_TRUE(Initialize().ok());
+  const std::vector<std::string> models = {"mlp", "cnn", "resblock", "digits"};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& m : models) {
+      threads.emplace_back([&, m] {
+        for (int i = 0; i < 10; ++i) {
+          auto model = Load(ModelPath(m + ".so"));
+          if (!model.ok()) {
+            ++failures;
+            continue;
+          }
+          auto exec = CreateExecutor(*model, {CpuDevice()});
+          if (!exec.ok()) {
+            ++failures;
+            continue;
+          }
+          Tensor input = Npy(m + "_input.npy");
+          auto info = (*exec)->OutputInfo()[0];
+          auto out = Tensor::Empty(info.shape, info.dtype, CpuDevice());
+          if (!(*exec)->SetInput("data", *input.dl()).ok() || !(*exec)->Run().ok() ||
+              !(*exec)->CopyOutputTo(0, *out->dl()).ok() || MaxError(*out, Npy(m + "_expected.npy")) > kTolerance) {
+            ++failures;
+          }
+        }
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 TEST(ZooBigTest, BigModelLoadsInPlaceAndMatches) {
   ASSERT_TRUE(Initialize().ok());
   auto model = Load(ModelPath("big256.so"));
