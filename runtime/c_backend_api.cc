@@ -2,11 +2,14 @@
 // between the C ABI (return code + last error) and sorun's Status-returning C++ API; none throws or
 // aborts.
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "runtime/c_runtime_api.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"
 #include "runtime/last_error.h"
+#include "runtime/library_module.h"
 #include "runtime/module.h"
 #include "runtime/packed_func.h"
 #include "runtime/tensor.h"
@@ -153,4 +156,37 @@ int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int nbytes) {
   return 0;
 }
 
+int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr) {
+  if (name == nullptr) {
+    return StatusToReturnCode(sorun::InvalidArgument("TVMBackendRegisterSystemLibSymbol: null name"));
+  }
+  sorun::RegisterSystemLibSymbol(name, ptr);
+  return 0;
+}
+
 }  // extern "C"
+
+namespace sorun {
+namespace {
+struct SystemLibSymbols {
+  std::mutex mutex;
+  std::unordered_map<std::string, void*> table;
+};
+SystemLibSymbols& SystemLib() {
+  static SystemLibSymbols* symbols = new SystemLibSymbols();  // never destroyed: libraries may register late
+  return *symbols;
+}
+}  // namespace
+
+void RegisterSystemLibSymbol(const std::string& name, void* ptr) {
+  std::lock_guard<std::mutex> lock(SystemLib().mutex);
+  SystemLib().table[name] = ptr;
+}
+
+void* FindSystemLibSymbol(const std::string& name) {
+  std::lock_guard<std::mutex> lock(SystemLib().mutex);
+  auto it = SystemLib().table.find(name);
+  return it == SystemLib().table.end() ? nullptr : it->second;
+}
+
+}  // namespace sorun

@@ -98,6 +98,11 @@ TVM_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
 TVM_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 TVM_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
 TVM_DLL int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int nbytes);
+/* TVM system-lib builds (Runtime("cpp", {"system-lib": True})) call this by name from a global
+ * constructor to register `__tvm_dev_mblob` and their functions: a library exported from such a build
+ * cannot be dlopen()ed without it. The runtime records name -> address (a later registration of the
+ * same name wins, as in TVM) and returns 0; -1 for a null name. */
+TVM_DLL int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr);
 
 /* Names of the pointer slots LLVM-generated host code calls through, in TVM's order. The loader
  * stores the address of the function of the same name without the leading "__" into each slot it

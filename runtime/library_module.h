@@ -54,6 +54,13 @@ class LibraryModuleNode final : public ModuleNode {
   bool imports_attached_ = false;
 };
 
+// TVM system-lib builds register symbols (`__tvm_dev_mblob`, their functions) at load time with
+// TVMBackendRegisterSystemLibSymbol (runtime/c_runtime_api.h). These record and find them; a later
+// registration of a name replaces the earlier one. Thread-safe.
+void RegisterSystemLibSymbol(const std::string& name, void* ptr);
+// The registered address, or null.
+void* FindSystemLibSymbol(const std::string& name);
+
 }  // namespace sorun
 
 #endif  // SORUN_RUNTIME_LIBRARY_MODULE_H_

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <new>
 #include <utility>
 
 #include "runtime/binary_reader.h"
@@ -332,6 +336,89 @@ Status TarWriter::WriteToFile(const std::string& path) {
   std::string archive = Finish();
   return WriteFileBytes(path, archive.data(), archive.size(), 0644, 0);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// gzip (TVM's `.tar` exports are `tar -czf` output)
+
+bool HasGzipMagic(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
+
+StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::string& source_name,
+                                  uint64_t max_output_bytes) {
+  auto error = [&](uint64_t offset, const std::string& what) {
+    return DataLoss(source_name + " byte " + std::to_string(offset) + ": gzip: " + what);
+  };
+  if (!HasGzipMagic(data, size)) return error(0, "not a gzip stream (no 1f 8b magic)");
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Internal(source_name + ": gzip: inflateInit2 failed");
+  struct Closer {
+    z_stream* zs;
+    ~Closer() { inflateEnd(zs); }
+  } closer{&zs};
+  std::string out;
+  size_t consumed = 0;  // input bytes handed to zlib so far
+  constexpr size_t kChunk = size_t{1} << 20;
+  constexpr uInt kMaxIn = uInt{1} << 30;
+  try {
+    out.resize(std::min<uint64_t>(std::max<uint64_t>(size * 4, 4096), max_output_bytes));
+    size_t produced = 0;
+    for (;;) {
+      if (zs.avail_in == 0 && consumed < size) {
+        zs.next_in = const_cast<Bytef*>(data + consumed);
+        zs.avail_in = static_cast<uInt>(std::min<size_t>(size - consumed, kMaxIn));
+        consumed += zs.avail_in;
+      }
+      if (produced == out.size()) {
+        if (out.size() >= max_output_bytes) {
+          return ResourceExhausted(source_name + ": gzip: the archive inflates to more than " +
+                                   std::to_string(max_output_bytes) + " bytes");
+        }
+        out.resize(std::min<uint64_t>(out.size() + std::max(out.size(), kChunk), max_output_bytes));
+      }
+      zs.next_out = reinterpret_cast<Bytef*>(&out[produced]);
+      zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, kMaxIn));
+      const uInt avail_out_before = zs.avail_out;
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      produced += avail_out_before - zs.avail_out;
+      const uint64_t offset = consumed - zs.avail_in;
+      if (rc == Z_STREAM_END) {
+        // Another member may follow (gzip streams can be concatenated); padding zeros are tolerated.
+        const uint8_t* rest = data + offset;
+        const size_t left = size - offset;
+        if (left == 0 || std::all_of(rest, rest + left, [](uint8_t b) { return b == 0; })) break;
+        if (!HasGzipMagic(rest, left)) return error(offset, "trailing bytes after the compressed data");
+        if (inflateReset(&zs) != Z_OK) return error(offset, "inflateReset failed");
+        continue;
+      }
+      if (rc == Z_BUF_ERROR && zs.avail_in == 0 && consumed == size) {
+        return error(offset, "truncated compressed data");
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return error(offset, zs.msg ? zs.msg : "inflate error " + std::to_string(rc));
+      }
+    }
+    out.resize(produced);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(source_name + ": gzip: out of memory inflating the archive");
+  }
+  return out;
+}
+
+StatusOr<ObjectPtr<TarFile>> TarFile::Open(const std::string& path) {
+  ObjectPtr<TarFile> tar = ObjectPtr<TarFile>::FromRaw(new TarFile());
+  SORUN_ASSIGN_OR_RETURN(tar->file_, MappedFile::Open(path));
+  if (HasGzipMagic(tar->file_->data(), tar->file_->size())) {
+    SORUN_ASSIGN_OR_RETURN(tar->inflated_, GunzipBytes(tar->file_->data(), tar->file_->size(), path));
+    tar->gzip_ = true;
+  }
+  return tar;
+}
+
+const uint8_t* TarFile::data() const {
+  return gzip_ ? reinterpret_cast<const uint8_t*>(inflated_.data()) : file_->data();
+}
+
+size_t TarFile::size() const { return gzip_ ? inflated_.size() : file_->size(); }
 
 // ---------------------------------------------------------------------------------------------------
 // Reader

@@ -1,5 +1,6 @@
-// Minimal POSIX ustar archives of regular files: the `.tar` export format (TVM's export_library(...
-// ".tar") is a plain tar of object files; sorun's adds one blob object).
+// Minimal POSIX ustar archives of regular files: the `.tar` export format (a tar of object files, one
+// of them the blob object). TVM's export_library("x.tar") runs `tar -czf`, so TVM's ".tar" files are
+// gzip-compressed archives; sorun writes plain ones. TarFile reads both.
 //
 // TarWriter builds an archive in memory: ustar headers with mtime 0, uid/gid 0 and empty user/group
 // names, so the same inputs always give the same bytes; names of up to 255 bytes (split across the
@@ -27,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/file_util.h"
+#include "runtime/object.h"
 #include "runtime/status.h"
 
 namespace sorun {
@@ -66,6 +69,34 @@ class TarWriter {
   std::string bytes_;
   std::set<std::string, std::less<>> names_;
 };
+
+// An archive file's bytes: the file mapped as it is, or, when it is gzip-compressed (TVM's `.tar`
+// exports), decompressed in memory. Entries read from data()/size() borrow this object: pass it as the
+// owner of anything that points into them. Immutable; thread-safe to read.
+class TarFile final : public Object {
+ public:
+  // NotFound / InvalidArgument from MappedFile::Open; DataLoss for a corrupt or truncated gzip stream.
+  static StatusOr<ObjectPtr<TarFile>> Open(const std::string& path);
+
+  const uint8_t* data() const;
+  size_t size() const;
+  bool gzip_compressed() const { return gzip_; }
+  const std::string& path() const { return file_->path(); }
+
+ private:
+  TarFile() = default;
+  ObjectPtr<MappedFile> file_;
+  bool gzip_ = false;
+  std::string inflated_;  // the decompressed archive when gzip_
+};
+
+// True when [data, data + size) starts with the gzip magic (1f 8b, RFC 1952).
+bool HasGzipMagic(const uint8_t* data, size_t size);
+// Decompresses a gzip stream (every member of a multi-member stream) into memory. DataLoss naming
+// `source_name` and the byte offset for corrupt, truncated or trailing non-gzip data; ResourceExhausted
+// when the output would pass `max_output_bytes`.
+StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::string& source_name,
+                                  uint64_t max_output_bytes = uint64_t{1} << 40);
 
 // Parses the archive [data, data + size); `source_name` names it in errors.
 StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size, const std::string& source_name);

@@ -13,7 +13,7 @@ namespace sorun {
 
 StatusOr<Module> LoadTarArchive(const std::string& path) {
   SORUN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("sorun_tar"));
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<TarFile> file, TarFile::Open(path));  // plain or gzip-compressed (TVM)
   SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(file->data(), file->size(), path));
   SORUN_RETURN_IF_ERROR(ExtractTarEntries(entries, dir.path()));
   std::vector<std::string> cmd = {CCompiler(), "-shared", "-o", dir.path() + "/lib.so"};

@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential          # gcc/g++/binutils: the build, and the exporter's compiler at run time
   rapidjson-dev            # graph JSON
   libdlpack-dev            # DLPack 0.6 headers
+  zlib1g-dev               # inflating gzip-compressed .tar exports (TVM writes `tar -czf`)
   libgtest-dev             # GoogleTest
   libbenchmark-dev         # Google Benchmark
   ocl-icd-opencl-dev       # the OpenCL ICD loader

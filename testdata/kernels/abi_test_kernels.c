@@ -243,3 +243,22 @@ int empty_kernel(TVMValue* args, int* type_codes, int num_args, TVMValue* out_re
                  void* resource_handle) {
   return 0;
 }
+
+/* ---- TVM system-lib style: a global constructor registers a symbol by plain name at dlopen time
+ * (what Runtime("cpp", {"system-lib": True}) builds do for __tvm_dev_mblob). ---- */
+
+const char abi_test_system_lib_marker[] = "abi_test_kernels";
+static int g_system_lib_register_rc = -2;
+
+__attribute__((constructor)) static void RegisterWithSystemLib(void) {
+  g_system_lib_register_rc =
+      TVMBackendRegisterSystemLibSymbol("abi_test_kernels.marker", (void*)abi_test_system_lib_marker);
+}
+
+/* Returns what the registration returned at load time (0 = registered). */
+int system_lib_register_result(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
+                               int* out_ret_tcode, void* resource_handle) {
+  out_ret_value->v_int64 = g_system_lib_register_rc;
+  *out_ret_tcode = kTVMArgInt;
+  return 0;
+}

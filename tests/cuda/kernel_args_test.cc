@@ -243,6 +243,36 @@ TEST(LaunchDimsTest, MissingDimensionsDefaultToOne) {
   EXPECT_EQ(dims->block[0], 1);
 }
 
+// TVM 0.16's conv2d kernels for OpenCL list a tag more than once (12 tags for 6 axes: blockIdx.z/y/x,
+// then threadIdx.z/y/x three times). The host passes one value per listed tag; as in TVM's
+// ThreadAxisConfig, each value sets its dimension and a later one for the same tag wins.
+TEST(LaunchDimsTest, RepeatedTagsAsTvmOpenclConvKernelsHave) {
+  const std::vector<std::string> tags = {"blockIdx.z",  "blockIdx.y",  "blockIdx.x",  "threadIdx.z",
+                                         "threadIdx.y", "threadIdx.x", "threadIdx.z", "threadIdx.y",
+                                         "threadIdx.x", "threadIdx.z", "threadIdx.y", "threadIdx.x"};
+  Args a;
+  a.Handle(nullptr).Handle(nullptr).Handle(nullptr).Handle(nullptr);  // (data, weight, bias, out)
+  a.Int(4).Int(2).Int(8).Int(2).Int(1).Int(8).Int(2).Int(1).Int(8).Int(2).Int(1).Int(8);
+  FunctionInfo info = MakeFunctionInfo({HandleType(), HandleType(), HandleType(), HandleType()}, tags);
+  auto config = LaunchConfig::FromFunctionInfo("conv_kernel", info);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->num_packed_args(), 16);
+  EXPECT_EQ(config->work_dim, 3);
+  auto dims = ExtractLaunchDims("conv_kernel", *config, a.values.data(), a.codes.data(), a.size());
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  EXPECT_EQ(dims->grid[0], 8);
+  EXPECT_EQ(dims->grid[1], 2);
+  EXPECT_EQ(dims->grid[2], 4);
+  EXPECT_EQ(dims->block[0], 8);
+  EXPECT_EQ(dims->block[1], 1);
+  EXPECT_EQ(dims->block[2], 2);
+  // A later value for a repeated tag wins.
+  a.values[15].v_int64 = 16;
+  dims = ExtractLaunchDims("conv_kernel", *config, a.values.data(), a.codes.data(), a.size());
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  EXPECT_EQ(dims->block[0], 16);
+}
+
 TEST(LaunchDimsTest, DynamicSharedMemoryTag) {
   Args a;
   a.Int(1).Int(256).Int(64 * 1024);

@@ -176,6 +176,24 @@ TEST_F(LibraryModuleTest, CStyleKernelsCallTheRuntimeByName) {
   EXPECT_EQ(*once->AsInt(), 1);
 }
 
+// TVM system-lib builds call TVMBackendRegisterSystemLibSymbol by name from a constructor: dlopen
+// needs the symbol, and the registration is recorded.
+TEST_F(LibraryModuleTest, SystemLibRegistrationAtLoadTime) {
+  auto rc = lib_.GetFunction("system_lib_register_result")();
+  ASSERT_TRUE(rc.ok()) << rc.status().ToString();
+  EXPECT_EQ(*rc->AsInt(), 0);
+  const char* marker = static_cast<const char*>(FindSystemLibSymbol("abi_test_kernels.marker"));
+  ASSERT_NE(marker, nullptr);
+  EXPECT_STREQ(marker, "abi_test_kernels");
+  EXPECT_EQ(FindSystemLibSymbol("no.such.symbol"), nullptr);
+  int x = 0, y = 0;
+  EXPECT_EQ(TVMBackendRegisterSystemLibSymbol("test.system_lib", &x), 0);
+  EXPECT_EQ(TVMBackendRegisterSystemLibSymbol("test.system_lib", &y), 0);  // the later one wins, as in TVM
+  EXPECT_EQ(FindSystemLibSymbol("test.system_lib"), &y);
+  EXPECT_EQ(TVMBackendRegisterSystemLibSymbol(nullptr, &x), -1);
+  EXPECT_NE(std::string(TVMGetLastError()).find("null name"), std::string::npos);
+}
+
 TEST_F(LibraryModuleTest, SecondOpenOfSameFileSharesTheNode) {
   auto again = LibraryModuleNode::Open(testing::Runfile(kKernels));
   ASSERT_TRUE(again.ok());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -644,6 +645,122 @@ TEST(TarArchiveTest, RandomCorruptionNeverCrashes) {
     }
   }
   EXPECT_GT(failures, 1000);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// gzip-compressed archives: TVM's export_library("x.tar") runs `tar -czf`.
+
+// One gzip member holding `data` (zlib's deflate with the gzip wrapper).
+std::string Gzip(const std::string& data, int level = 6) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(&out[0]);
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+StatusOr<std::string> Gunzip(const std::string& gz, uint64_t max_output = uint64_t{1} << 40) {
+  std::unique_ptr<uint8_t[]> keep(new uint8_t[gz.empty() ? 1 : gz.size()]);
+  std::memcpy(keep.get(), gz.data(), gz.size());
+  return GunzipBytes(keep.get(), gz.size(), "lib.tar", max_output);
+}
+
+TEST(TarArchiveGzipTest, TarFileReadsPlainAndGzipCompressedArchives) {
+  const std::string dir = MakeTempDir("tar_gzip");
+  TarWriter w;
+  for (const auto& f : SampleFiles()) ASSERT_TRUE(w.AddFile(f.first, f.second).ok());
+  const std::string plain = w.Finish();
+  WriteFileOrDie(dir + "/plain.tar", plain);
+  WriteFileOrDie(dir + "/tvm.tar", Gzip(plain));
+  for (const char* name : {"plain.tar", "tvm.tar"}) {
+    auto tar = TarFile::Open(dir + "/" + name);
+    ASSERT_TRUE(tar.ok()) << tar.status().ToString();
+    EXPECT_EQ((*tar)->gzip_compressed(), std::string(name) == "tvm.tar");
+    ASSERT_EQ((*tar)->size(), plain.size());
+    EXPECT_EQ(std::memcmp((*tar)->data(), plain.data(), plain.size()), 0);
+    auto entries = ReadTarArchive((*tar)->data(), (*tar)->size(), name);
+    ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+    ASSERT_EQ(entries->size(), SampleFiles().size());
+    for (size_t i = 0; i < entries->size(); ++i) {
+      EXPECT_EQ((*entries)[i].name, SampleFiles()[i].first);
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>((*entries)[i].data), (*entries)[i].size),
+                SampleFiles()[i].second);
+    }
+  }
+  EXPECT_ERROR(TarFile::Open(dir + "/missing.tar").status(), StatusCode::kNotFound, "missing.tar");
+}
+
+TEST(TarArchiveGzipTest, ReadsArchivesMadeBySystemTarCzf) {
+  if (!HaveTar()) GTEST_SKIP() << "no tar tool on PATH";
+  const std::string dir = MakeTempDir("tar_gzip");
+  WriteFileOrDie(dir + "/lib0.o", RandomBytes(70000, 3));
+  WriteFileOrDie(dir + "/devc.o", std::string(5000, 'b'));
+  int rc = 0;
+  // Exactly what TVM's tvm.contrib.tar.tar runs.
+  std::string log = RunOutput("tar -czf '" + dir + "/lib.tar' -C '" + dir + "' lib0.o devc.o 2>&1", &rc);
+  ASSERT_EQ(rc, 0) << log;
+  auto tar = TarFile::Open(dir + "/lib.tar");
+  ASSERT_TRUE(tar.ok()) << tar.status().ToString();
+  EXPECT_TRUE((*tar)->gzip_compressed());
+  auto entries = ReadTarArchive((*tar)->data(), (*tar)->size(), "lib.tar");
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[0].name, "lib0.o");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>((*entries)[0].data), (*entries)[0].size), RandomBytes(70000, 3));
+  EXPECT_EQ((*entries)[1].size, 5000u);
+}
+
+TEST(TarArchiveGzipTest, GunzipLargeMultiMemberAndPaddedStreams) {
+  const std::string big = RandomBytes(3 << 20, 5) + std::string(2 << 20, 'z');  // grows the buffer many times
+  auto out = Gunzip(Gzip(big, 1));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, big);
+  auto two = Gunzip(Gzip("first half, ") + Gzip("second half"));
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(*two, "first half, second half");
+  auto padded = Gunzip(Gzip("x") + std::string(512, '\0'));  // tape-style zero padding
+  ASSERT_TRUE(padded.ok()) << padded.status().ToString();
+  EXPECT_EQ(*padded, "x");
+  auto empty = Gunzip(Gzip(""));
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(*empty, "");
+}
+
+TEST(TarArchiveGzipTest, CorruptTruncatedAndOversizedStreams) {
+  const std::string data = RandomBytes(100000, 7);
+  const std::string gz = Gzip(data);
+  EXPECT_ERROR(Gunzip("not gzip").status(), StatusCode::kDataLoss, "lib.tar byte 0: gzip: not a gzip stream");
+  EXPECT_ERROR(Gunzip(gz.substr(0, gz.size() / 2)).status(), StatusCode::kDataLoss, "lib.tar byte ", "truncated");
+  EXPECT_ERROR(Gunzip(gz.substr(0, gz.size() - 4)).status(), StatusCode::kDataLoss, "truncated");
+  std::string bad_crc = gz;
+  bad_crc[bad_crc.size() - 6] ^= 0x55;  // the CRC-32 of the trailer
+  EXPECT_ERROR(Gunzip(bad_crc).status(), StatusCode::kDataLoss, "gzip: incorrect data check");
+  std::string bad_method = gz;
+  bad_method[2] = 9;  // compression method must be 8 (deflate)
+  EXPECT_ERROR(Gunzip(bad_method).status(), StatusCode::kDataLoss, "gzip: ");
+  EXPECT_ERROR(Gunzip(gz + "trailing junk").status(), StatusCode::kDataLoss, "trailing bytes");
+  EXPECT_ERROR(Gunzip(gz, 4096).status(), StatusCode::kResourceExhausted, "more than 4096 bytes");
+  auto exact = Gunzip(gz, data.size());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ(*exact, data);
+  // Random corruption: an error or (rarely) some output, never a crash or a read past the input.
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 300; ++i) {
+    std::string b = gz;
+    for (int f = 0; f < 3; ++f) b[10 + rng() % (b.size() - 10)] = static_cast<char>(rng());
+    if (rng() % 4 == 0) b.resize(2 + rng() % (b.size() - 2));
+    auto r = Gunzip(b);
+    if (!r.ok()) {
+      EXPECT_TRUE(Contains(r.status().message(), "lib.tar")) << r.status().message();
+    }
+  }
 }
 
 }  // namespace

@@ -245,6 +245,34 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
   EXPECT_STREQ(doc["modules"][0]["type_key"].GetString(), "_lib");
   EXPECT_STREQ(doc["modules"][1]["type_key"].GetString(), "opencl");
   EXPECT_TRUE(doc["graph"].IsNull());
+
+  // That kernel library is what TVM's three-file deployment of an OpenCL build ships (lib.so, or lib.tar
+  // with a devc.o): packing it with the graph keeps its OpenCL module, whose blob is replaced.
+  r = RunSorun({"pack", "-o", Path("cl_lib.tar"), "--lib", testing::OpenclHostKernelsSource(), "--opencl", cl_->source,
+                "--opencl-fmap", cl_->fmap});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  for (const char* lib : {"cl_lib.so", "cl_lib.tar"}) {
+    const std::string out = Path(std::string("from_") + lib + ".so");
+    r = RunSorun({"pack", "-o", out, "--graph", cl_->graph, "--lib", Path(lib)});
+    ASSERT_EQ(r.exit_code, 0) << lib << ": " << Describe(r);
+    EXPECT_NE(r.out.find("[0] GraphExecutorFactory, [1] _lib, [2] opencl"), std::string::npos) << r.out;
+    doc = InspectJson(out);
+    ASSERT_EQ(doc["modules"].Size(), 3u) << lib;
+    EXPECT_STREQ(doc["modules"][2]["type_key"].GetString(), "opencl");
+    ASSERT_EQ(doc["device_modules"].Size(), 1u);
+    EXPECT_EQ(doc["device_modules"][0]["kernels"].Size(), 2u);
+    EXPECT_STREQ(doc["device_modules"][0]["kernels"][1]["name"].GetString(), "vadd");
+    EXPECT_EQ(doc["graph"]["missing_kernels"].Size(), 0u);
+    EXPECT_TRUE(doc["checksum"]["valid"].GetBool()) << lib;
+    CliResult v = RunSorun({"verify", out});
+    EXPECT_EQ(v.exit_code, 0) << Describe(v);
+  }
+  // A deploy library (its blob holds a factory) is refused, naming the cause.
+  r = RunSorun({"pack", "-o", Path("cl_refused.so"), "--graph", cl_->graph, "--lib", Path("cl.so")});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find("already a packed model (its blob holds a GraphExecutorFactory)"), std::string::npos) << r.err;
+  EXPECT_FALSE(testing::FileExists(Path("cl_refused.so")));
 }
 
 TEST_F(CliPackInspectTest, CudaDeviceCodePacksAndInspectsWithoutAGpu) {
@@ -403,6 +431,50 @@ TEST_F(CliPackInspectTest, TvmStyleTarLibraryAsHostCode) {
   EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
   EXPECT_NE(r.err.find("devc.o"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("__tvm_dev_mblob"), std::string::npos) << r.err;
+}
+
+// TVM's export_library("x.tar") runs `tar -czf`: its ".tar" files are gzip-compressed. inspect, verify,
+// run and pack --lib read them like plain archives.
+TEST_F(CliPackInspectTest, GzipCompressedTarLikeTvmWrites) {
+  if (std::system("gzip --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gzip on PATH";
+  CliResult r = Pack({"-o", Path("plain_model.tar"), "--graph", files_->graph, "--params", files_->params});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  r = Pack({"-o", Path("plain_objs.tar")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  for (const char* name : {"model", "objs"}) {
+    const std::string cmd = "gzip -c '" + Path(std::string("plain_") + name + ".tar") + "' > '" +
+                            Path(std::string("tvm_") + name + ".tar") + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  rapidjson::Document doc = InspectJson(Path("tvm_model.tar"));
+  EXPECT_STREQ(doc["container"].GetString(), "tar");
+  EXPECT_STREQ(doc["kind"].GetString(), "packed_model");
+  EXPECT_STREQ(doc["blob"]["member"].GetString(), "devc.o");
+  EXPECT_TRUE(doc["checksum"]["valid"].GetBool());
+  CliResult v = RunSorun({"verify", Path("tvm_model.tar")});
+  EXPECT_EQ(v.exit_code, 0) << Describe(v);
+  CliResult run = RunSorun({"run", Path("tvm_model.tar"), "--input", "data=" + files_->input, "--output-dir",
+                            Path("gz_out")});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  std::vector<float> y = testing::ReadFloatNpy(Path("gz_out/output_0.npy"));
+  ASSERT_EQ(y.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
+  // The three-file deployment's lib.tar as TVM writes it.
+  r = RunSorun({"pack", "-o", Path("from_gz_tar.so"), "--graph", files_->graph, "--params", files_->params, "--lib",
+                Path("tvm_objs.tar")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  run = RunSorun({"run", Path("from_gz_tar.so"), "--input", "data=" + files_->input, "--output-dir",
+                  Path("gz_tar_out")});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  y = testing::ReadFloatNpy(Path("gz_tar_out/output_0.npy"));
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
+  // A truncated compressed archive is one clear error.
+  std::string gz = testing::ReadFileOrDie(Path("tvm_model.tar"));
+  testing::WriteFileOrDie(Path("cut.tar"), gz.substr(0, gz.size() / 2));
+  CliResult cut = RunSorun({"inspect", Path("cut.tar")});
+  EXPECT_EQ(cut.exit_code, 1) << Describe(cut);
+  EXPECT_TRUE(IsOneErrorLine(cut)) << Describe(cut);
+  EXPECT_NE(cut.err.find("gzip: truncated"), std::string::npos) << cut.err;
 }
 
 TEST_F(CliPackInspectTest, OutputDirectoryIsCreated) {

@@ -153,6 +153,18 @@ TEST_F(CliRunBenchTest, BenchJson) {
   ASSERT_EQ(doc["memory_plan"].Size(), 1u);
   EXPECT_EQ(doc["memory_plan"][0]["param_bytes"].GetUint64(), 144u);
 
+  // The peak RSS is this program's own: a large parent (here 256 MiB touched before spawning) does not
+  // leak into it, as it would through getrusage's ru_maxrss across fork + exec.
+  {
+    std::vector<char> ballast(256u << 20);
+    for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = static_cast<char>(i);
+    CliResult big = RunSorun({"bench", Model(), "--json", "--repeat", "2", "--warmup", "0"});
+    ASSERT_EQ(big.exit_code, 0) << Describe(big);
+    rapidjson::Document bd = ParseJson(big);
+    EXPECT_LT(bd["peak_rss_bytes"].GetUint64(), uint64_t{128} << 20) << "ballast " << int(ballast[4096]);
+    EXPECT_GE(bd["peak_rss_bytes"].GetUint64(), bd["current_rss_bytes"].GetUint64());
+  }
+
   // Defaults, and given inputs are not generated.
   r = RunSorun({"bench", Model(), "--json", "--input", "data=" + files_->input});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -199,6 +211,24 @@ TEST_F(CliOpenclTest, PackedOpenclModelRunsOnTheDevice) {
   EXPECT_EQ(doc["repeat"].GetInt(), 5);
   EXPECT_EQ(doc["generated_inputs"].Size(), 2u);
   EXPECT_STREQ(doc["memory_plan"][0]["device"].GetString(), "opencl:0");
+
+  // TVM's three-file route for a GPU build: the kernel library carries the OpenCL module in its own blob;
+  // packed with the graph (blob replaced), it runs the same.
+  r = RunSorun({"pack", "-o", Path("cl_lib.so"), "--lib", testing::OpenclHostKernelsSource(), "--opencl", cl.source,
+                "--opencl-fmap", cl.fmap});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  r = RunSorun({"run", Path("cl_lib.so"), "--graph", cl.graph, "--device", "opencl", "--input", "a=" + cl.a,
+                "--input", "b=" + cl.b, "--output-dir", Path("cl_three_file_out")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  y = testing::ReadFloatNpy(Path("cl_three_file_out/output_0.npy"));
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], cl.expected[i]) << i;
+  r = RunSorun({"pack", "-o", Path("cl_repacked.so"), "--graph", cl.graph, "--lib", Path("cl_lib.so")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  r = RunSorun({"run", Path("cl_repacked.so"), "--device", "opencl", "--input", "a=" + cl.a, "--input", "b=" + cl.b,
+                "--output-dir", Path("cl_repacked_out")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  y = testing::ReadFloatNpy(Path("cl_repacked_out/output_0.npy"));
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], cl.expected[i]) << i;
 
   // The CPU kernels of the small model refuse OpenCL tensors: a kernel failure, exit 1.
   r = RunSorun({"run", Model(), "--device", "opencl", "--input", "data=" + files_->input});

@@ -2,21 +2,30 @@
 """Counts GoogleTest test cases in Bazel's test.xml files: prints `passed failed skipped` for a tree.
 
 Usage: count_tests.py TESTLOGS_DIR [--list-failures]
+       count_tests.py RESULTS.xml [--list-failures]     (one JUnit-style file, e.g. the interop job's
+                                                         $OUT_DIR/interop_results.xml)
 Each test target's test.xml holds <testcase> elements; a case with a <failure> or <error> child failed,
-one with result="skipped" (GTEST_SKIP) was skipped. A target with no <testcase> (a non-gtest test or a
-crash before any case ran) counts as one case, failed if its XML has a failure/error.
+one with result="skipped" (GTEST_SKIP) or a <skipped/> child was skipped. A target with no <testcase>
+(a non-gtest test or a crash before any case ran) counts as one case, failed if its XML has a
+failure/error.
 """
 import os
 import sys
 import xml.etree.ElementTree as ET
 
 
+def xml_files(root):
+    if os.path.isfile(root):
+        yield root
+        return
+    for dirpath, _, files in os.walk(root):
+        if "test.xml" in files:
+            yield os.path.join(dirpath, "test.xml")
+
+
 def count(root_dir, list_failures=False):
     passed = failed = skipped = 0
-    for dirpath, _, files in os.walk(root_dir):
-        if "test.xml" not in files:
-            continue
-        path = os.path.join(dirpath, "test.xml")
+    for path in xml_files(root_dir):
         try:
             tree = ET.parse(path)
         except ET.ParseError:

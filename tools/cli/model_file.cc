@@ -32,19 +32,22 @@ StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
   ModelFile model;
   model.path_ = path;
   SORUN_ASSIGN_OR_RETURN(model.file_, MappedFile::Open(path));
-  // ELF by its magic; a tar by its extension or its ustar magic (byte 257).
+  // ELF by its magic; a tar by its extension, its ustar magic (byte 257) or the gzip magic (TVM's
+  // ".tar" exports are gzip-compressed: `tar -czf`).
   const uint8_t* bytes = model.file_->data();
   const size_t size = model.file_->size();
   const bool elf_magic = size >= 4 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0;
   const bool ustar_magic = size >= 262 && std::memcmp(bytes + 257, "ustar", 5) == 0;
-  model.is_tar_ = !elf_magic && (ustar_magic || std::filesystem::path(path).extension() == ".tar");
-  ObjectPtr<Object> owner(model.file_);
+  model.is_tar_ = !elf_magic && (ustar_magic || HasGzipMagic(bytes, size) ||
+                                 std::filesystem::path(path).extension() == ".tar");
   if (!model.is_tar_) {
+    ObjectPtr<Object> owner(model.file_);
     SORUN_ASSIGN_OR_RETURN(ElfImage image, ElfImage::Parse(model.file_->data(), model.file_->size(), path, owner));
     model.members_.push_back(ModelFileMember{"", std::move(image)});
   } else {
-    SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries,
-                           ReadTarArchive(model.file_->data(), model.file_->size(), path));
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<TarFile> tar, TarFile::Open(path));
+    ObjectPtr<Object> owner(tar);  // the (decompressed) archive the member images point into
+    SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(tar->data(), tar->size(), path));
     for (const TarEntry& e : entries) {
       if (std::filesystem::path(e.name).extension() != ".o") continue;
       SORUN_ASSIGN_OR_RETURN(ElfImage image, ElfImage::Parse(e.data, e.size, path + ":" + e.name, owner));

@@ -9,6 +9,7 @@
 #include "graph_executor/graph_json.h"
 #include "runtime/binary_reader.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/device_module_payload.h"
 #include "runtime/data_type.h"
 #include "runtime/file_util.h"
 #include "runtime/registry_keys.h"
@@ -18,6 +19,7 @@
 #include "serialization/elf_blob_injector.h"
 #include "serialization/elf_reader.h"
 #include "serialization/host_code_module.h"
+#include "serialization/module_blob.h"
 #include "serialization/module_serializer.h"
 #include "serialization/subprocess.h"
 #include "serialization/tar_archive.h"
@@ -51,12 +53,15 @@ Status CheckObjectHasNoBlob(const std::string& label, const uint8_t* data, size_
   return Status::Ok();
 }
 
-// The objects and archives of a TVM `.tar` library, extracted into `dir`.
-StatusOr<std::vector<std::string>> ExtractTarLibrary(const std::string& tar_path, const std::string& dir) {
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(tar_path));
+// The objects and archives of a TVM `.tar` library, extracted into `dir`, without the member
+// `blob_member` (TVM's devc.o whose device modules were carried over; "" for none).
+StatusOr<std::vector<std::string>> ExtractTarLibrary(const std::string& tar_path, const std::string& dir,
+                                                     const std::string& blob_member) {
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<TarFile> file, TarFile::Open(tar_path));  // plain or gzip (TVM's)
   SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(file->data(), file->size(), tar_path));
   std::vector<TarEntry> keep;
   for (const TarEntry& e : entries) {
+    if (!blob_member.empty() && e.name == blob_member) continue;
     std::string ext = Extension(e.name);
     if (ext == ".o") SORUN_RETURN_IF_ERROR(CheckObjectHasNoBlob(tar_path + ":" + e.name, e.data, e.size));
     if (ext == ".o" || ext == ".a") keep.push_back(e);
@@ -66,6 +71,76 @@ StatusOr<std::vector<std::string>> ExtractTarLibrary(const std::string& tar_path
   std::vector<std::string> files;
   for (const TarEntry& e : keep) files.push_back(dir + "/" + e.name);
   return files;
+}
+
+// The device modules a kernel library already carries. TVM's lib.get_lib().export_library() of a GPU
+// build (the library of a three-file deployment) writes a blob of its own: the kernel library as the
+// root importing its device modules ("_lib" -> "opencl" / "cuda"), in the .so itself or, for a .tar,
+// in its devc.o. `sorun pack` takes those modules over into the new tree (and replaces the blob).
+// Anything else in the blob (a GraphExecutorFactory: a deploy library; other module kinds) is refused.
+struct CarriedDeviceModules {
+  std::vector<Module> modules;  // in import order
+  std::string blob_member;      // the tar member holding the blob ("" for a .so or without a blob)
+  bool has_blob = false;
+};
+
+StatusOr<CarriedDeviceModules> DeviceModulesOfKernelLibrary(const std::string& path, bool is_tar) {
+  CarriedDeviceModules carried;
+  auto file = ModelFile::Open(path);
+  if (!file.ok()) {
+    // A tar without ELF objects (only .a members) has no blob; ExtractTarLibrary reports real damage.
+    if (is_tar) return carried;
+    return NamePath(std::move(file).status(), path);
+  }
+  const ElfSymbolData* blob = file->blob();
+  if (blob == nullptr) return carried;
+  carried.has_blob = true;
+  carried.blob_member = file->blob_member();
+  const std::string where = path + (carried.blob_member.empty() ? "" : ":" + carried.blob_member) + ": " +
+                            keys::kSymbolDevMblob;
+  BinaryReader reader(blob->data + 8, static_cast<size_t>(file->payload_size()), where, /*base_offset=*/8);
+  std::map<size_t, Module> loaded;
+  BlobLayout layout;
+  SORUN_RETURN_IF_ERROR(ParseModuleBlob(
+      reader,
+      [&](size_t index, const std::string& key, BinaryReader& r) -> Status {
+        if (key == keys::kTypeKeyOpenCL || key == keys::kTypeKeyCuda) {
+          DeviceModulePayload payload;
+          SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(r, key.c_str(), &payload));
+          auto m = key == keys::kTypeKeyOpenCL ? MakeOpenclPayloadModule(std::move(payload))
+                                               : CreateCudaModule(std::move(payload));
+          if (!m.ok()) return std::move(m).status().Annotate("module " + std::to_string(index) + " (" + key + ")");
+          loaded[index] = *m;
+          return Status::Ok();
+        }
+        if (key == keys::kTypeKeyGraphExecutorFactory || key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+          return InvalidArgument("it is already a packed model (its blob holds a " + key +
+                                 "): give the kernel library of the three-file deployment (TVM's "
+                                 "lib.get_lib().export_library()), not the deploy library");
+        }
+        return InvalidArgument("its blob holds a '" + key +
+                               "' module: only the device modules (opencl, cuda) of a kernel library are carried "
+                               "over into the packed model");
+      },
+      &layout).Annotate(where));
+  // The kernel library is the root and imports every device module, which import nothing.
+  std::vector<uint64_t> order;
+  if (layout.has_import_tree) {
+    if (layout.lib_index != 0) {
+      return InvalidArgument(where + ": the root module is not the kernel library (\"_lib\")");
+    }
+    order = layout.Children(0);
+    for (size_t i = 1; i < layout.modules.size(); ++i) {
+      if (!layout.Children(i).empty() || std::find(order.begin(), order.end(), i) == order.end()) {
+        return InvalidArgument(where + ": module " + std::to_string(i) + " (" + layout.modules[i].type_key +
+                               ") is not a direct import of the kernel library");
+      }
+    }
+  } else {
+    for (size_t i = 0; i < layout.modules.size(); ++i) order.push_back(i);  // legacy: all import the library
+  }
+  for (uint64_t i : order) carried.modules.push_back(loaded.at(i));
+  return carried;
 }
 
 StatusOr<std::string> ReadGraph(const std::string& path, GraphSpec* spec) {
@@ -177,8 +252,11 @@ std::string CudaFormatFromExtension(const std::string& path) {
 // are added to it by rewriting its dynamic symbol table (serialization/elf_blob_injector.h).
 // ---------------------------------------------------------------------------------------------------
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
-                             const std::string& checksum_record, const std::string& output_so) {
-  return InjectBlobIntoSharedLibrary(input_so, blob_bytes_with_prefix, checksum_record, output_so);
+                             const std::string& checksum_record, const std::string& output_so,
+                             bool replace_existing_blob) {
+  BlobInjectionOptions options;
+  options.replace_existing = replace_existing_blob;
+  return InjectBlobIntoSharedLibrary(input_so, blob_bytes_with_prefix, checksum_record, output_so, options);
 }
 
 StatusOr<PackResult> PackModel(const PackRequest& request) {
@@ -205,6 +283,7 @@ StatusOr<PackResult> PackModel(const PackRequest& request) {
   SORUN_ASSIGN_OR_RETURN(TempDir temp, TempDir::Create("sorun_pack"));
   HostCode code;
   std::string shared_library;
+  bool replace_blob = false;
   int tar_index = 0;
   for (const std::string& file : request.lib_files) {
     SORUN_RETURN_IF_ERROR(CheckRegularFile(file, "host code"));
@@ -212,17 +291,23 @@ StatusOr<PackResult> PackModel(const PackRequest& request) {
     if (kind.empty()) {
       return InvalidArgument(file + ": unknown host code kind (expected .o, .a, .c, .cc, .cpp, .S, .s, .tar or .so)");
     }
-    if (kind == "shared") {
-      if (request.lib_files.size() != 1) {
-        return InvalidArgument(file + ": a shared library cannot be combined with other --lib files");
+    if (kind == "shared" || kind == "tar") {
+      // A GPU build's kernel library brings its device modules along (TVM's three-file deployment).
+      SORUN_ASSIGN_OR_RETURN(CarriedDeviceModules carried, DeviceModulesOfKernelLibrary(file, kind == "tar"));
+      device_modules.insert(device_modules.end(), carried.modules.begin(), carried.modules.end());
+      if (kind == "shared") {
+        if (request.lib_files.size() != 1) {
+          return InvalidArgument(file + ": a shared library cannot be combined with other --lib files");
+        }
+        shared_library = file;
+        replace_blob = carried.has_blob;
+        continue;
       }
-      shared_library = file;
-    } else if (kind == "tar") {
       std::string dir = temp.path() + "/tar" + std::to_string(tar_index++);
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) return FailedPrecondition("cannot create " + dir + ": " + ec.message());
-      SORUN_ASSIGN_OR_RETURN(std::vector<std::string> files, ExtractTarLibrary(file, dir));
+      SORUN_ASSIGN_OR_RETURN(std::vector<std::string> files, ExtractTarLibrary(file, dir, carried.blob_member));
       code.files.insert(code.files.end(), files.begin(), files.end());
     } else {
       if (kind == "object") {
@@ -257,7 +342,7 @@ StatusOr<PackResult> PackModel(const PackRequest& request) {
     SORUN_ASSIGN_OR_RETURN(SerializedModuleTree tree, SerializeModuleTree(root));
     const std::string blob = MakeBlobBytes(tree.payload);
     const std::string record = request.checksum ? MakeBlobChecksumRecord(blob) : std::string();
-    SORUN_RETURN_IF_ERROR(PackFromSharedLibrary(shared_library, blob, record, request.output_path));
+    SORUN_RETURN_IF_ERROR(PackFromSharedLibrary(shared_library, blob, record, request.output_path, replace_blob));
     result.type_keys = tree.type_keys;
     result.blob_bytes = blob.size();
   } else {

@@ -8,9 +8,13 @@
 //    a temporary directory holding the embedded ABI headers runtime/c_runtime_api.h and dlpack/dlpack.h),
 //    and `.tar` libraries of a TVM three-file deployment (their objects are extracted). An object that
 //    already defines __tvm_dev_mblob is refused (it would clash with the new blob).
-//  - `.so` libraries: the blob is serialized and handed to PackFromSharedLibrary, the one place where
-//    the ELF blob injector (serialization/elf_blob_injector.h, another branch) gets wired in; until
-//    then it is Unimplemented.
+//  - `.so` libraries: the blob is serialized and handed to PackFromSharedLibrary, which adds it to the
+//    linked library with the ELF blob injector (serialization/elf_blob_injector.h).
+//  - a kernel library (`.so`, or `.tar` with TVM's devc.o) that already carries a blob of device
+//    modules -- TVM's lib.get_lib().export_library() of an OpenCL/CUDA build, the library of its
+//    three-file deployment -- keeps those modules: they are imported by the host code of the new tree
+//    and the old blob is replaced (.so) or its object left out (.tar). A blob holding anything else
+//    (a GraphExecutorFactory: a deploy library) is refused.
 //  - device code: PTX / cubin / fatbin files (fmt from the extension) and OpenCL .cl sources, each with
 //    its kernel description file (fmap.h). CUDA modules come from CreateCudaModule, OpenCL ones from
 //    MakeOpenclPayloadModule: neither needs a GPU driver or an OpenCL platform.
@@ -71,12 +75,13 @@ std::string CudaFormatFromExtension(const std::string& path);
 
 StatusOr<PackResult> PackModel(const PackRequest& request);
 
-// MERGE POINT for `--lib X.so`: writes `output_so`, a copy of `input_so` carrying
-// `blob_bytes_with_prefix` as __tvm_dev_mblob (and `checksum_record`, when non-empty, as
-// __sorun_blob_checksum). To be implemented with serialization/elf_blob_injector.h's
-// InjectBlobIntoSharedLibrary; Unimplemented until that lands.
+// `--lib X.so`: writes `output_so`, a copy of `input_so` carrying `blob_bytes_with_prefix` as
+// __tvm_dev_mblob (and `checksum_record`, when non-empty, as __sorun_blob_checksum), with
+// serialization/elf_blob_injector.h's InjectBlobIntoSharedLibrary. `replace_existing_blob`: the input
+// has a blob (its device modules were carried over) that the new one replaces.
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
-                             const std::string& checksum_record, const std::string& output_so);
+                             const std::string& checksum_record, const std::string& output_so,
+                             bool replace_existing_blob = false);
 
 }  // namespace cli
 }  // namespace sorun

@@ -1,5 +1,6 @@
-// Memory use of the calling process, for `sorun bench`: peak resident set size (getrusage ru_maxrss)
-// and current resident set size (/proc/self/statm). Thread-safe.
+// Memory use of the calling process, for `sorun bench`: peak resident set size (VmHWM of
+// /proc/self/status; getrusage ru_maxrss where that is missing) and current resident set size
+// (/proc/self/statm). Thread-safe.
 #ifndef SORUN_TOOLS_CLI_PROCESS_MEMORY_H_
 #define SORUN_TOOLS_CLI_PROCESS_MEMORY_H_
 
@@ -8,7 +9,7 @@
 namespace sorun {
 namespace cli {
 
-// Peak RSS in bytes since the process started (0 if unknown).
+// Peak RSS in bytes since the program started (since its execve(): not its parent's; 0 if unknown).
 uint64_t PeakRssBytes();
 // Current RSS in bytes (0 if unknown).
 uint64_t CurrentRssBytes();
