@@ -10,6 +10,7 @@
 #include "runtime/last_error.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
+#include "runtime/thread_pool.h"
 #include "runtime/workspace_pool.h"
 
 namespace sorun {
@@ -103,7 +104,10 @@ Status GraphExecutor::Init() {
     alias_members_[alias_root_[e]].push_back(e);
   }
   SORUN_RETURN_IF_ERROR(SetupStorage());
-  return SetupSteps();
+  SORUN_RETURN_IF_ERROR(SetupSteps());
+  // Start the worker threads now rather than inside the first run (kernels launch parallel loops).
+  ThreadPool::Global();
+  return Status::Ok();
 }
 
 Status GraphExecutor::SetupStorage() {

@@ -1,5 +1,6 @@
 #include "runtime/thread_pool.h"
 
+#include <chrono>
 #include <cstdlib>
 
 #include "runtime/last_error.h"
@@ -19,6 +20,27 @@ inline void CpuRelax() {
 }
 
 constexpr int kSpinIterations = 4000;
+// Between launches a worker keeps polling this long before it sleeps: waking a sleeping thread costs
+// tens to hundreds of microseconds, more than many small operators take. SORUN_SPIN_US overrides it
+// (0: sleep at once, for machines shared with other busy processes).
+constexpr int64_t kDefaultWorkerSpinUs = 1000;
+
+int64_t WorkerSpinNs() {
+  static const int64_t ns = [] {
+    if (const char* env = std::getenv("SORUN_SPIN_US")) {
+      char* end = nullptr;
+      long long v = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && v >= 0 && v <= 1000000) return static_cast<int64_t>(v) * 1000;
+    }
+    return kDefaultWorkerSpinUs * 1000;
+  }();
+  return ns;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -135,10 +157,13 @@ void ThreadPool::WorkerLoop(int worker_index) {
   t_in_parallel_region = true;
   uint64_t seen = 0;
   while (true) {
-    // Wait for a new generation: spin, then sleep.
+    // Wait for a new generation: poll for up to WorkerSpinNs() (checking the clock every 64 pauses),
+    // then sleep. Yielding instead of pausing would hand the core to other processes and add their
+    // time slice to the wake-up latency.
+    const int64_t spin_until = NowNs() + WorkerSpinNs();
     int spins = 0;
     while (generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_relaxed)) {
-      if (++spins < kSpinIterations) {
+      if ((++spins & 63) != 0 || NowNs() < spin_until) {
         CpuRelax();
         continue;
       }
