@@ -68,10 +68,17 @@ Status BinaryReader::ReadDataType(DLDataType* out) {
 }
 
 Status BinaryReader::ReadDevice(DLDevice* out) {
+  const uint64_t start = offset();
   int32_t type = 0;
   int32_t id = 0;
   SORUN_RETURN_IF_ERROR(ReadLe(&type, "device type"));
   SORUN_RETURN_IF_ERROR(ReadLe(&id, "device id"));
+  // DLDeviceType only holds 0..15 (IsDLDeviceTypeValue in runtime/data_type.h, which this low-level
+  // library cannot depend on); converting another value to it is undefined behaviour.
+  static_assert(kDLCUDAManaged == 13, "DLPack's DLDeviceType changed: revisit IsDLDeviceTypeValue");
+  if (type < 0 || type > 15) {
+    return ErrorAt(start, "device type " + std::to_string(type) + " is not a DLPack device type");
+  }
   out->device_type = static_cast<DLDeviceType>(type);
   out->device_id = id;
   return Status::Ok();
