@@ -32,6 +32,9 @@ StatusOr<std::vector<DLDevice>> DevicesFromArgs(const PackedArgs& args, int firs
       SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(i));
       if (i + 1 >= args.size()) return InvalidArgument("device type without a device id");
       SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(i + 1));
+      if (!IsDLDeviceTypeValue(type)) {
+        return InvalidArgument("device type " + std::to_string(type) + " is not a DLPack device type");
+      }
       devices.push_back(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
       ++i;
     }

@@ -320,7 +320,9 @@ uint64_t GraphSpec::EntryBytes(uint32_t eid) const {
 
 StatusOr<GraphSpec> GraphSpec::Parse(std::string_view json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
+  // Iterative parsing: the recursive parser uses stack space per nesting level, so a few hundred KB
+  // of '[' would overflow the thread's stack and crash the process instead of failing the load.
+  doc.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
   if (doc.HasParseError()) {
     return Bad(std::string("syntax error at byte ") + std::to_string(doc.GetErrorOffset()) + ": " +
                rapidjson::GetParseError_En(doc.GetParseError()));

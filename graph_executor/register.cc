@@ -33,6 +33,10 @@ Status RegisterOnce() {
                              for (int i = first; i < args.size(); i += 2) {
                                SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(i));
                                SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(i + 1));
+                               if (!IsDLDeviceTypeValue(type)) {
+                                 return InvalidArgument(std::string(keys::kGraphExecutorCreate) + ": device type " +
+                                                        std::to_string(type) + " is not a DLPack device type");
+                               }
                                devices.push_back(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
                              }
                              SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(json));

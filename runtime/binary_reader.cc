@@ -68,10 +68,16 @@ Status BinaryReader::ReadDataType(DLDataType* out) {
 }
 
 Status BinaryReader::ReadDevice(DLDevice* out) {
+  const uint64_t start = offset();
   int32_t type = 0;
   int32_t id = 0;
   SORUN_RETURN_IF_ERROR(ReadLe(&type, "device type"));
   SORUN_RETURN_IF_ERROR(ReadLe(&id, "device id"));
+  // Converting an integer outside DLDeviceType's values (0..15, see IsDLDeviceTypeValue in
+  // runtime/data_type.h, which this low-level library cannot depend on) to it is undefined behaviour.
+  if (type < 0 || type > 15) {
+    return ErrorAt(start, "device type " + std::to_string(type) + " is not a DLPack device type");
+  }
   out->device_type = static_cast<DLDeviceType>(type);
   out->device_id = id;
   return Status::Ok();

@@ -48,7 +48,7 @@ class BinaryReader {
   Status ReadI64(int64_t* out);
   Status ReadF64(double* out);
   Status ReadDataType(DLDataType* out);  // {u8 code, u8 bits, u16 lanes}
-  Status ReadDevice(DLDevice* out);      // {i32 device_type, i32 device_id}
+  Status ReadDevice(DLDevice* out);      // {i32 device_type, i32 device_id}; type must fit DLDeviceType
 
   // u64 length + bytes. `what` names the field in errors ("type key").
   Status ReadString(std::string* out, std::string_view what = "string");

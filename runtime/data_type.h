@@ -58,6 +58,15 @@ std::string DeviceToString(DLDevice device);
 // Parses "cpu", "cuda:1", "opencl:0", "gpu" (= cuda). Errors name the string.
 StatusOr<DLDevice> ParseDevice(std::string_view text);
 inline DLDevice CpuDevice() { return DLDevice{kDLCPU, 0}; }
+// True when `device_type` can be stored in a DLDevice. DLDeviceType has no fixed underlying type and
+// DLPack 0.6's largest enumerator is kDLCUDAManaged = 13, so the enum's values are 0..15 (later DLPack
+// versions only add enumerators, which widens the range); converting any other integer to it is
+// undefined behaviour. Integers from files and callers are checked with this before they become
+// devices (TVM's extension types, AOCL = 32 and up, cannot be represented).
+inline constexpr int64_t kMaxDLDeviceTypeValue = 15;
+inline bool IsDLDeviceTypeValue(int64_t device_type) {
+  return device_type >= 0 && device_type <= kMaxDLDeviceTypeValue;
+}
 
 // Number of elements of `shape`, or an error if a dimension is negative or the product overflows.
 StatusOr<int64_t> ShapeNumElements(const int64_t* shape, int ndim);

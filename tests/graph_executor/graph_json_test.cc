@@ -131,6 +131,20 @@ TEST(GraphJsonTest, MetadataKeyIsIgnoredAndAttrIsAccepted) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
 }
 
+TEST(GraphJsonTest, DeeplyNestedJsonIsAnErrorNotAStackOverflow) {
+  // 200 KB of '[' overflowed the stack of the recursive parser
+  // (tests/fuzz/regressions/graph_json_fuzzer/deep_nesting_stack_overflow.json).
+  std::string json = "{\"nodes\": " + std::string(2000000, '[');
+  auto g = GraphSpec::Parse(json);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(g.status().message().find("syntax error"), std::string::npos) << g.status().ToString();
+  // Deep but well-formed nesting under an ignored key parses.
+  std::string valid(kValid);
+  valid.insert(valid.rfind('}'), ", \"metadata\": " + std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_TRUE(GraphSpec::Parse(valid).ok());
+}
+
 TEST(GraphBuilderTest, ReusesDeadIntermediateStorage) {
   GraphBuilder b;
   int x = b.Input("x", {1, 8});

@@ -106,6 +106,30 @@ TEST(BinaryIoTest, HugeVectorCountsAreRejected) {
   EXPECT_FALSE(r3.ReadDataTypeVector(&dv).ok());
 }
 
+TEST(BinaryIoTest, DeviceTypesOutsideDLDeviceTypeAreRejected) {
+  // Storing 47 in a DLDeviceType is undefined behaviour (found by fuzzing params files).
+  for (int32_t type : {16, 32, 47, -1, 0x7fffffff}) {
+    BinaryWriter w;
+    w.WriteI32(type);
+    w.WriteI32(0);
+    BinaryReader r = ReaderOver(w.bytes(), 100);
+    DLDevice dev;
+    Status s = r.ReadDevice(&dev);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << type;
+    EXPECT_NE(s.message().find("test blob byte 100: device type " + std::to_string(type) + " is not a DLPack device type"),
+              std::string::npos)
+        << s.message();
+  }
+  BinaryWriter w;
+  w.WriteDevice(DLDevice{static_cast<DLDeviceType>(15), 2});
+  BinaryReader r = ReaderOver(w.bytes());
+  DLDevice dev;
+  ASSERT_TRUE(r.ReadDevice(&dev).ok());
+  EXPECT_EQ(static_cast<int>(dev.device_type), 15);
+  EXPECT_TRUE(IsDLDeviceTypeValue(kDLCUDAManaged));
+  EXPECT_FALSE(IsDLDeviceTypeValue(32));  // TVM's kDLAOCL
+}
+
 TEST(BinaryIoTest, ZeroCopyViewsPointIntoInput) {
   BinaryWriter w;
   w.WriteString("payload");
