@@ -23,6 +23,7 @@
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
 #include "runtime/device_module_payload.h"
+#include "runtime/elf_preflight.h"
 #include "runtime/module.h"
 #include "runtime/packed_func.h"
 #include "runtime/registry_keys.h"
@@ -515,6 +516,8 @@ Status InspectPayload(const std::string& type_key, BinaryReader& reader) {
 
 int FuzzElfInspect(const uint8_t* data, size_t size) {
   Init();
+  // The check the loader runs before dlopen (runtime/elf_preflight.h) reads the same bytes.
+  Note("elf_inspect", PreflightSharedLibraryBytes(data, size, "fuzz.so"));
   auto image = ElfImage::Parse(data, size, "fuzz.so");
   if (!image.ok()) {
     Note("elf_inspect", image.status());
