@@ -419,17 +419,18 @@ std::vector<Case> Catalogue() {
     return p;
   };
   std::string bad_magic = npy("NOTNUMPY", "magic.npy");
-  add("npy with a bad magic", [=] { return ReadNpyFile(bad_magic).status(); }, "magic");
+  add("npy with a bad magic", [=] { return ReadNpyFile(bad_magic).status(); }, "not an .npy file (no \\x93NUMPY magic)");
   std::string fortran = npy(std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
-                                "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" + std::string(9, ' ') + "\n" +
+                                "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" + std::string(11, ' ') + "\n" +
                                 std::string(16, '\0'),
                             "fortran.npy");
-  add("fortran-order npy", [=] { return ReadNpyFile(fortran).status(); }, "fortran");
+  add("fortran-order npy", [=] { return ReadNpyFile(fortran).status(); }, "fortran-order arrays are not supported");
   std::string short_data = npy(std::string("\x93NUMPY\x01\x00\x46\x00", 10) +
-                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }" + std::string(11, ' ') + "\n" +
+                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }" + std::string(12, ' ') + "\n" +
                                    std::string(8, '\0'),
                                "short.npy");
-  add("npy data shorter than its shape", [=] { return ReadNpyFile(short_data).status(); }, "16");
+  add("npy data shorter than its shape", [=] { return ReadNpyFile(short_data).status(); },
+      "data is 8 bytes but shape (4,) of '<f4' needs 16 (truncated)");
   return cases;
 }
 
