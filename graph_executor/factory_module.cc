@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "graph_executor/graph_executor_module.h"
 #include "runtime/data_type.h"
@@ -14,12 +16,37 @@
 namespace sorun {
 namespace {
 
-// Drops the pages lying wholly inside [data, data + bytes) from this process (they were copied).
-void ReleaseSourcePages(const uint8_t* data, uint64_t bytes) {
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+// Drops the pages of [begin, end) (page-aligned) from this process: MADV_DONTNEED on the private,
+// never-written file mapping of the library, so the page cache keeps them and this process's RSS
+// does not.
+void ReleasePages(uintptr_t begin, uintptr_t end) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+// Copies a parameter out of the mapped library into `dst`, releasing the source pages that lie wholly
+// inside [src, src + bytes) as the copy passes them. Copying in chunks bounds the peak to the copy
+// plus about one chunk of source, instead of the copy plus the whole source tensor (64 MiB for one
+// 4096x4096 float32 weight). Each release also covers a window behind the cursor: a read fault maps
+// neighbouring page-cache pages too (fault-around, whole large folios), including already released
+// ones. Returns the released range; the caller sweeps it again once every parameter is read, since
+// faults in the next tensor can map this one's tail the same way.
+std::pair<uintptr_t, uintptr_t> CopyAndReleaseSource(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
+  constexpr uint64_t kChunk = 1ull << 20;
+  constexpr uintptr_t kLookBehind = 2u << 20;  // the largest page-cache folio mapped at once (PMD)
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(src);
+  const uintptr_t first = (base + page - 1) / page * page;  // first page wholly inside the tensor
+  uintptr_t released = first;
+  for (uint64_t off = 0; off < bytes; off += kChunk) {
+    const uint64_t n = bytes - off < kChunk ? bytes - off : kChunk;
+    std::memcpy(dst + off, src + off, static_cast<size_t>(n));
+    const uintptr_t end = (base + off + n) / page * page;
+    if (end > released) {
+      ReleasePages(released - first > kLookBehind ? released - kLookBehind : first, end);
+      released = end;
+    }
+  }
+  return {first, released};
 }
 
 StatusOr<std::vector<DLDevice>> DevicesFromArgs(const PackedArgs& args, int first) {
@@ -59,6 +86,7 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
                                      std::to_string(names.size()) + " names");
   }
   std::set<std::string> seen;
+  std::vector<std::pair<uintptr_t, uintptr_t>> released;  // source pages of copied params
   out->params.clear();
   out->pad_count = 0;
   for (const std::string& name : names) {
@@ -82,13 +110,17 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
         p.tensor.node()->read_only = true;
       } else {
         SORUN_ASSIGN_OR_RETURN(p.tensor, Tensor::Empty(h.shape, h.dtype, CpuDevice()));
-        if (h.data_bytes) std::memcpy(p.tensor.data(), h.data, static_cast<size_t>(h.data_bytes));
-        if (reader.owner()) ReleaseSourcePages(h.data, h.data_bytes);
+        if (reader.owner()) {
+          released.push_back(CopyAndReleaseSource(static_cast<uint8_t*>(p.tensor.data()), h.data, h.data_bytes));
+        } else if (h.data_bytes) {
+          std::memcpy(p.tensor.data(), h.data, static_cast<size_t>(h.data_bytes));
+        }
       }
     }
     out->params.push_back(std::move(p));
   }
   SORUN_RETURN_IF_ERROR_CTX(reader.ReadString(&out->module_name, "module name"), "GraphExecutorFactory");
+  for (const auto& range : released) ReleasePages(range.first, range.second);
   return Status::Ok();
 }
 

@@ -35,8 +35,9 @@ struct FactoryPayload {
 };
 
 // Reads a factory payload. With `load_tensors` every param becomes a CPU Tensor (zero-copy when its
-// data is 64-byte aligned and the reader has an owner; otherwise copied once, and the source pages of
-// a mapped file are released); without, only headers are read (inspection).
+// data is 64-byte aligned and the reader has an owner; otherwise copied once, in 1 MiB chunks whose
+// source pages in the mapped file are released as the copy passes them, so the peak is the copy plus
+// one chunk); without, only headers are read (inspection).
 Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayload* out);
 
 class GraphExecutorFactoryNode final : public ModuleNode {

@@ -150,7 +150,8 @@ Status GraphExecutor::SetupStorage() {
         continue;
       }
     }
-    auto t = Tensor::Empty({static_cast<int64_t>((pool.bytes + 3) / 4)}, Float32(), pool.device);
+    // Exactly the planned bytes: the plan is the memory report (memory_plan()).
+    auto t = Tensor::Empty({static_cast<int64_t>(pool.bytes)}, UInt8(), pool.device);
     if (!t.ok()) {
       return std::move(t).status().Annotate("allocating storage " + std::to_string(pool.storage_id) + " (" +
                                             FormatBytes(pool.bytes) + " on " + DeviceToString(pool.device) + ")");

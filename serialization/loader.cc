@@ -33,9 +33,10 @@ uint64_t SymbolSize(void* addr) {
 }
 
 bool ChecksumVerificationEnabled(const LoadOptions& options) {
-  if (!options.verify_checksum) return false;
   const char* env = std::getenv("SORUN_VERIFY_CHECKSUM");
-  return !(env && std::strcmp(env, "0") == 0);
+  if (env && std::strcmp(env, "1") == 0) return true;
+  if (env && std::strcmp(env, "0") == 0) return false;
+  return options.verify_checksum;
 }
 
 StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {

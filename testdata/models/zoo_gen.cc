@@ -5,7 +5,7 @@
 //
 // Usage: zoo_gen MODEL OUT_DIR [DIGITS_DIR]
 // Writes OUT_DIR/MODEL.json, MODEL.params, MODEL_input.npy, MODEL_expected.npy.
-// Models: mlp, cnn, resblock, digits, big256, mlp_opencl, mlp_cuda, chain10k.
+// Models: mlp, cnn, resblock, digits, big256, mlp_opencl, mlp_cuda, chain10k, conv_heavy.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -192,6 +192,33 @@ StatusOr<Model> Digits(const std::string& dir) {
   return m;
 }
 
+// Compute-bound and small on disk (37 KiB of params, ~21 M multiply-adds per run): four 3x3 convs
+// 16 -> 16 channels (+bias+relu) on a 48x48 map, global average pool, dense, softmax. Used to measure
+// executor throughput scaling (bench/executor_throughput_bench.cc).
+Model ConvHeavy() {
+  Model m;
+  Rng rng(8);
+  ref::Array v = SetInput(m, rng, {1, 16, 48, 48});
+  int x = m.graph.Input("data", {1, 16, 48, 48});
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "conv" + std::to_string(i);
+    ref::Array w = AddParam(m, rng, name + "_w", {16, 16, 3, 3}, Fan(144));
+    ref::Array b = AddParam(m, rng, name + "_b", {16}, 0.1f);
+    x = m.graph.Op("sorun_conv2d_bias_relu_nchw",
+                   {x, m.graph.Input(name + "_w", {16, 16, 3, 3}), m.graph.Input(name + "_b", {16})},
+                   {1, 16, 48, 48}, Float32(), name);
+    v = ref::Relu(ref::BiasAdd(ref::Conv2D(v, w, 1, 1), b));
+  }
+  int gap = m.graph.Op("sorun_global_avg_pool2d", {x}, {1, 16, 1, 1}, Float32(), "gap");
+  v = ref::GlobalAvgPool2D(v);
+  int flat = m.graph.Reshape(gap, {1, 16}, "flatten_nop");
+  v = ref::Reshape(v, {1, 16});
+  int fc = Dense(m, rng, "fc", flat, 1, 16, 10, false, &v);
+  m.graph.Output(m.graph.Op("sorun_softmax", {fc}, {1, 10}, Float32(), "softmax"));
+  m.expected = ref::Softmax(v);
+  return m;
+}
+
 // >= 256 MiB of params: four 4096x4096 dense+relu layers.
 Model Big256() {
   Model m;
@@ -277,6 +304,7 @@ int main(int argc, char** argv) {
   if (name == "mlp_opencl") model = Heterogeneous(kDLOpenCL, "sorun_ocl_", 6);
   if (name == "mlp_cuda") model = Heterogeneous(kDLCUDA, "sorun_cuda_", 7);
   if (name == "chain10k") model = Chain10k();
+  if (name == "conv_heavy") model = ConvHeavy();
   if (name == "digits") {
     if (argc < 4) {
       std::fprintf(stderr, "zoo_gen: digits needs DIGITS_DIR\n");

@@ -104,7 +104,7 @@ TEST_P(ZooTest, ThreeFilePathGivesTheSameOutput) {
 INSTANTIATE_TEST_SUITE_P(
     Zoo, ZooTest,
     ::testing::Values(Case{"mlp", {CpuDevice()}}, Case{"cnn", {CpuDevice()}}, Case{"resblock", {CpuDevice()}},
-                      Case{"digits", {CpuDevice()}},
+                      Case{"digits", {CpuDevice()}}, Case{"conv_heavy", {CpuDevice()}},
                       Case{"mlp_opencl", {CpuDevice(), DLDevice{kDLOpenCL, 0}}}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.model; });
 

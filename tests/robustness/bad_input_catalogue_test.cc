@@ -324,7 +324,13 @@ std::vector<Case> Catalogue() {
     bytes[at + 5] ^= 0x40;
     std::string p = env.Path("flipped.so");
     EXPECT_TRUE(WriteFileBytes(p, bytes).ok());
-    add("weight byte flipped (checksum)", [=] { return LoadStatus(p); }, "blob checksum mismatch");
+    add("weight byte flipped (checksum verification on)",
+        [=] {
+          LoadOptions verify;
+          verify.verify_checksum = true;
+          return Load(p, verify).status();
+        },
+        "blob checksum mismatch");
   }
   // ---- calls on an executor ----
   auto tensor = [](std::vector<int64_t> shape, DLDataType t) { return *Tensor::Empty(shape, t, CpuDevice()); };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -315,7 +316,9 @@ TEST_F(ExportLoadTest, ChecksumCatchesCorruptionAndCanBeSkipped) {
   ASSERT_LT(at, blob->file_offset + blob->size);
   bytes[at + 15] ^= 0x55;
   ASSERT_TRUE(WriteFileBytes(Path("bad.so"), bytes).ok());
-  auto bad = LoadModule(Path("bad.so"));
+  LoadOptions verify;
+  verify.verify_checksum = true;
+  auto bad = LoadModule(Path("bad.so"), verify);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(bad.status().message().find("blob checksum mismatch"), std::string::npos) << bad.status().message();
@@ -323,6 +326,16 @@ TEST_F(ExportLoadTest, ChecksumCatchesCorruptionAndCanBeSkipped) {
   skip.verify_checksum = false;
   auto skipped = LoadModule(Path("bad.so"), skip);
   EXPECT_TRUE(skipped.ok()) << skipped.status().ToString();
+  // The default does not verify (one hash pass over the blob per load); the environment overrides
+  // the option both ways.
+  EXPECT_TRUE(LoadModule(Path("bad.so")).ok());
+  setenv("SORUN_VERIFY_CHECKSUM", "1", 1);
+  auto forced_on = LoadModule(Path("bad.so"), skip);
+  setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
+  auto forced_off = LoadModule(Path("bad.so"), verify);
+  unsetenv("SORUN_VERIFY_CHECKSUM");
+  EXPECT_FALSE(forced_on.ok());
+  EXPECT_TRUE(forced_off.ok()) << forced_off.status().ToString();
 }
 
 TEST_F(ExportLoadTest, CorruptLibrariesFailCleanlyAndLeaveNothingLoaded) {

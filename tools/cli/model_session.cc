@@ -100,9 +100,10 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
   Status present = CheckDeviceExists(device);
   if (!present.ok()) return NamePath(std::move(present), source.model_path);
-  // CreateExecutorFromFiles loads with default options: the loader's environment switch turns the
-  // checksum verification off for it too.
-  if (!source.verify_checksum) setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
+  // The CLI verifies the blob checksum unless --no-verify (the library's default is not to).
+  // CreateExecutorFromFiles loads with default options, so the loader's environment switch carries
+  // the choice there too; a SORUN_VERIFY_CHECKSUM the user set wins.
+  setenv("SORUN_VERIFY_CHECKSUM", source.verify_checksum ? "1" : "0", /*overwrite=*/0);
 
   LoadOptions options;
   options.verify_checksum = source.verify_checksum;
