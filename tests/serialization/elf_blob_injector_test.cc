@@ -35,6 +35,8 @@
 #include "serialization/host_code_module.h"
 #include "serialization/loader.h"
 #include "serialization/module_serializer.h"
+#include "tests/util/status_matchers.h"
+#include "tests/util/small_model.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -46,18 +48,7 @@ using ::sorun::testing::ReadFileOrDie;
 using ::sorun::testing::Runfile;
 using ::sorun::testing::WriteFileOrDie;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-#define EXPECT_ERROR(expr, code_, ...)                                                   \
-  do {                                                                                   \
-    const Status status_ = (expr);                                                       \
-    ASSERT_FALSE(status_.ok()) << #expr << " unexpectedly succeeded";                   \
-    EXPECT_EQ(status_.code(), code_) << status_.ToString();                              \
-    for (const std::string& part_ : std::vector<std::string>{__VA_ARGS__}) {             \
-      EXPECT_TRUE(Contains(status_.message(), part_)) << "'" << part_ << "' missing in: " \
-                                                      << status_.message();              \
-    }                                                                                    \
-  } while (0)
+using ::sorun::testing::Contains;
 
 // A blob (8-byte length prefix + payload) of `payload_bytes` pseudo-random bytes.
 std::string TestBlob(size_t payload_bytes, uint32_t seed = 1) {
@@ -331,44 +322,9 @@ TEST_F(ElfBlobInjectorTest, VersionedLibraryKeepsItsVersions) {
   }
 }
 
-// data[1,8] -> dense_bias_relu(4) -> softmax, as the three-file route would ship it.
-struct SmallModel {
-  std::string json;
-  NamedTensors params;
-};
-
-SmallModel MakeModel() {
-  GraphBuilder b;
-  int x = b.Input("data", {1, 8});
-  int w = b.Input("w", {4, 8});
-  int bias = b.Input("bias", {4});
-  int h = b.Op("sorun_dense_bias_relu", {x, w, bias}, {1, 4}, Float32(), "fc");
-  b.Output(b.Op("sorun_softmax", {h}, {1, 4}, Float32(), "softmax"));
-  SmallModel m;
-  m.json = *b.BuildJson();
-  auto wt = Tensor::Empty({4, 8}, Float32(), CpuDevice());
-  auto bt = Tensor::Empty({4}, Float32(), CpuDevice());
-  for (int i = 0; i < 32; ++i) wt->data_as<float>()[i] = 0.1f * static_cast<float>((i % 7) - 3);
-  for (int i = 0; i < 4; ++i) bt->data_as<float>()[i] = 0.05f * static_cast<float>(i);
-  m.params = {{"w", *wt}, {"bias", *bt}};
-  return m;
-}
-
-std::vector<float> Reference(const SmallModel& m) {
-  const float* w = m.params[0].second.data_as<float>();
-  const float* b = m.params[1].second.data_as<float>();
-  double h[4], sum = 0;
-  for (int j = 0; j < 4; ++j) {
-    double acc = b[j];
-    for (int k = 0; k < 8; ++k) acc += (k / 8.0) * w[j * 8 + k];
-    h[j] = acc > 0 ? acc : 0;
-  }
-  double mx = *std::max_element(h, h + 4);
-  for (double& v : h) sum += (v = std::exp(v - mx));
-  std::vector<float> out;
-  for (double v : h) out.push_back(static_cast<float>(v / sum));
-  return out;
-}
+using ::sorun::testing::MakeModel;
+using ::sorun::testing::Reference;
+using ::sorun::testing::SmallModel;
 
 // The `sorun pack` flow: factory blob ([GraphExecutorFactory, _lib, _import_tree]) injected into the
 // kernel library, loaded by LoadModule, run.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -26,18 +27,7 @@ const char kObject[] = "testdata/elf/elf_test_blob.o";
 // Byte i of __tvm_dev_mblob in testdata/elf/elf_test_blob.c.
 uint8_t BlobByte(size_t i) { return static_cast<uint8_t>(i * 37 + 11); }
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-#define EXPECT_ERROR(expr, code_, ...)                                                  \
-  do {                                                                                  \
-    const Status status_ = (expr);                                                      \
-    ASSERT_FALSE(status_.ok()) << #expr << " unexpectedly succeeded";                  \
-    EXPECT_EQ(status_.code(), code_) << status_.ToString();                             \
-    for (const std::string& part_ : std::vector<std::string>{__VA_ARGS__}) {            \
-      EXPECT_TRUE(Contains(status_.message(), part_)) << "'" << part_ << "' missing in: " \
-                                                      << status_.message();             \
-    }                                                                                   \
-  } while (0)
+using ::sorun::testing::Contains;
 
 // Little-endian field access for mutating file images.
 void Put16(std::string* b, uint64_t off, uint16_t v) { std::memcpy(&(*b)[off], &v, 2); }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -25,18 +26,7 @@ using ::sorun::testing::MakeTempDir;
 using ::sorun::testing::ReadFileOrDie;
 using ::sorun::testing::WriteFileOrDie;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-#define EXPECT_ERROR(expr, code_, ...)                                                  \
-  do {                                                                                  \
-    const Status status_ = (expr);                                                      \
-    ASSERT_FALSE(status_.ok()) << #expr << " unexpectedly succeeded";                  \
-    EXPECT_EQ(status_.code(), code_) << status_.ToString();                             \
-    for (const std::string& part_ : std::vector<std::string>{__VA_ARGS__}) {            \
-      EXPECT_TRUE(Contains(status_.message(), part_)) << "'" << part_ << "' missing in: " \
-                                                      << status_.message();             \
-    }                                                                                   \
-  } while (0)
+using ::sorun::testing::Contains;
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 

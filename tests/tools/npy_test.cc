@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/data_type.h"
+#include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -23,18 +24,7 @@ using ::sorun::testing::ReadFileOrDie;
 using ::sorun::testing::Runfile;
 using ::sorun::testing::WriteFileOrDie;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-#define EXPECT_ERROR(expr, code_, ...)                                                  \
-  do {                                                                                  \
-    const Status status_ = (expr);                                                      \
-    ASSERT_FALSE(status_.ok()) << #expr << " unexpectedly succeeded";                  \
-    EXPECT_EQ(status_.code(), code_) << status_.ToString();                             \
-    for (const std::string& part_ : std::vector<std::string>{__VA_ARGS__}) {            \
-      EXPECT_TRUE(Contains(status_.message(), part_)) << "'" << part_ << "' missing in: " \
-                                                      << status_.message();             \
-    }                                                                                   \
-  } while (0)
+using ::sorun::testing::Contains;
 
 std::string Fixture(const std::string& name) { return Runfile("testdata/npy/" + name); }
 

@@ -8,6 +8,7 @@
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
+#include "tools/cli/memory_plan_json.h"
 #include "tools/cli/latency_stats.h"
 #include "tools/cli/model_session.h"
 #include "tools/cli/process_memory.h"
@@ -89,20 +90,7 @@ std::string ToJson(const BenchResult& r) {
   w.Key("generated_inputs");
   WriteJsonStrings(w, r.generated);
   w.Key("memory_plan");
-  w.StartArray();
-  for (const DeviceMemory& d : r.memory) {
-    w.StartObject();
-    w.Key("device");
-    WriteJsonString(w, DeviceToString(d.device));
-    w.Key("param_bytes");
-    w.Uint64(d.weight_bytes);
-    w.Key("activation_bytes");
-    w.Uint64(d.activation_bytes);
-    w.Key("workspace_bytes");
-    w.Uint64(d.workspace_bytes);
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteJsonMemoryPlan(w, r.memory, /*with_workspace=*/true);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -7,6 +7,7 @@
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
+#include "tools/cli/memory_plan_json.h"
 #include "tools/cli/text_table.h"
 
 namespace sorun {
@@ -321,20 +322,7 @@ std::string InspectReportToJson(const InspectReport& r) {
   w.EndObject();
 
   w.Key("memory_plan");
-  w.StartArray();
-  if (r.graph) {
-    for (const DeviceMemory& d : r.graph->memory) {
-      w.StartObject();
-      w.Key("device");
-      WriteJsonString(w, DeviceToString(d.device));
-      w.Key("param_bytes");
-      w.Uint64(d.weight_bytes);
-      w.Key("activation_bytes");
-      w.Uint64(d.activation_bytes);
-      w.EndObject();
-    }
-  }
-  w.EndArray();
+  WriteJsonMemoryPlan(w, r.graph ? r.graph->memory : std::vector<DeviceMemory>{}, /*with_workspace=*/false);
 
   w.Key("device_modules");
   w.StartArray();
