@@ -214,24 +214,15 @@ int FuzzBlob(const uint8_t* data, size_t size) {
   FUZZ_CHECK(*prefix <= size - 8, "prefix within the symbol");
   BinaryReader reader(buffer->data() + 8, static_cast<size_t>(*prefix), keys::kSymbolDevMblob, 8,
                       ObjectPtr<Object>(buffer));
-  std::vector<Module> modules;
   BlobLayout layout;
-  Status parsed = ParseModuleBlob(
-      reader,
-      [&](size_t index, const std::string& type_key, BinaryReader& r) -> Status {
-        SORUN_ASSIGN_OR_RETURN(Module m, RunBlobLoader(type_key, r));
-        modules.resize(index + 1);
-        modules[index] = std::move(m);
-        return Status::Ok();
-      },
-      &layout);
-  if (!parsed.ok()) {
-    Note("blob", parsed);
+  StatusOr<std::vector<Module>> loaded = LoadBlobModules(reader, &layout);
+  if (!loaded.ok()) {
+    Note("blob", loaded.status());
     return 0;
   }
+  std::vector<Module> modules = std::move(*loaded);
   // Rebuild the tree as the loader does, with a fake kernel library for "_lib".
   Module lib = MakeFakeKernelLibrary();
-  modules.resize(layout.modules.size());
   if (layout.lib_index >= 0) modules[static_cast<size_t>(layout.lib_index)] = lib;
   Module root;
   if (!layout.has_import_tree) {

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "runtime/blob_loader.h"
 #include "runtime/file_util.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
@@ -69,19 +68,10 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   // function handles owned by this module, so it must outlive any reuse of the mapped library.
   BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8,
                       ObjectPtr<Object>(lib));
-  std::vector<Module> modules;
   BlobLayout layout;
-  Status parsed = ParseModuleBlob(
-      reader,
-      [&](size_t index, const std::string& type_key, BinaryReader& r) -> Status {
-        SORUN_ASSIGN_OR_RETURN(Module m, RunBlobLoader(type_key, r));
-        modules.resize(index + 1);
-        modules[index] = std::move(m);
-        return Status::Ok();
-      },
-      &layout);
-  if (!parsed.ok()) return std::move(parsed).Annotate(path);
-  modules.resize(layout.modules.size());
+  StatusOr<std::vector<Module>> loaded = LoadBlobModules(reader, &layout);
+  if (!loaded.ok()) return std::move(loaded).status().Annotate(path);
+  std::vector<Module> modules = std::move(*loaded);
   if (layout.lib_index >= 0) modules[static_cast<size_t>(layout.lib_index)] = lib_module;
 
   // Rebuild the imports. Everything below was validated; the kernel library is attached last.

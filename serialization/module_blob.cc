@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "runtime/blob_loader.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
@@ -150,6 +151,21 @@ Status ValidateImportTree(const BlobLayout& layout) {
     }
   }
   return Status::Ok();
+}
+
+StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout) {
+  std::vector<Module> modules;
+  SORUN_RETURN_IF_ERROR(ParseModuleBlob(
+      reader,
+      [&](size_t index, const std::string& type_key, BinaryReader& r) -> Status {
+        SORUN_ASSIGN_OR_RETURN(Module m, RunBlobLoader(type_key, r));
+        modules.resize(index + 1);
+        modules[index] = std::move(m);
+        return Status::Ok();
+      },
+      layout));
+  modules.resize(layout->modules.size());
+  return modules;
 }
 
 }  // namespace sorun

@@ -3,8 +3,9 @@
 // library; "_import_tree" carries the CSR import tree) and the validation of the tree.
 //
 // Payloads carry no length, so the walk needs a handler that knows each type key's grammar: the
-// loader passes one that runs the registered blob loaders, `sorun inspect` one that only parses.
-// Everything here is a pure function of the bytes; nothing is executed. Thread-compatible.
+// loader runs the registered blob loaders (LoadBlobModules), `sorun inspect` passes a handler that
+// only parses. Apart from LoadBlobModules everything here is a pure function of the bytes.
+// Thread-compatible.
 #ifndef SORUN_SERIALIZATION_MODULE_BLOB_H_
 #define SORUN_SERIALIZATION_MODULE_BLOB_H_
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "runtime/binary_reader.h"
+#include "runtime/module.h"
 #include "runtime/status.h"
 
 namespace sorun {
@@ -53,6 +55,11 @@ StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, con
 // its payload, rejects a second "_lib", a repeated "_import_tree", "_lib" without an import tree and
 // trailing bytes, then validates the import tree (ValidateImportTree).
 Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, BlobLayout* layout);
+
+// ParseModuleBlob with every payload handed to the loader registered for its type key
+// (`runtime.module.loadbinary_<key>`, RunBlobLoader). Returns one module per entry in blob order; the
+// "_lib" entry (layout->lib_index) is left undefined for the caller to fill with the kernel library.
+StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout);
 
 // row_ptr has one more entry than there are modules, starts at 0, never decreases and ends at
 // child_indices.size(); children are in range, not the parent itself, not repeated in a row; the
