@@ -134,7 +134,7 @@ TEST(MemoryReportTest, PlanEqualsTheBytesTheExecutorAllocates) {
   ASSERT_TRUE(e1.ok()) << e1.status().ToString();
   const MemoryPlan& plan = (*e1)->memory_plan();
   ASSERT_EQ(plan.devices.size(), 1u);
-  const DeviceMemory& m = plan.devices[0];
+  const DeviceMemory m = plan.devices[0];  // a copy: checked again after the executors are gone
   EXPECT_EQ(m.device, dev);
   // Independent of the plan's own sums, from the graph: x 60 B, mask 7 B, and two 60-byte pools for the
   // intermediates (r2 reuses r1's storage, the 48-byte dense output reuses bias_add's); bias 20 B and

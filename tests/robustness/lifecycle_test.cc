@@ -97,7 +97,13 @@ TEST_F(LifecycleTest, TenThousandCyclesDoNotGrowMemoryOrFileDescriptors) {
   std::printf("lifecycle: 10000 cycles, RSS %llu -> %llu bytes (%+lld), fds %d -> %d\n",
               static_cast<unsigned long long>(rss_before), static_cast<unsigned long long>(rss_after),
               static_cast<long long>(rss_after) - static_cast<long long>(rss_before), fds_before, fds_after);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan holds freed memory in its quarantine (256 MiB by default) instead of reusing it, so RSS grows
+  // by design here; LeakSanitizer checks for leaks exactly at exit instead.
+  std::printf("lifecycle: RSS bound not checked under AddressSanitizer (quarantine); LSan checks leaks\n");
+#else
   EXPECT_LT(static_cast<int64_t>(rss_after) - static_cast<int64_t>(rss_before), 1 << 20);
+#endif
   EXPECT_EQ(fds_after, fds_before);
   EXPECT_EQ(dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr) << "the library stayed mapped";
 }
