@@ -166,9 +166,7 @@ TEST(ZooFormatTest, LegacyBlobWithoutImportTreeRunsThroughTheThreeFilePath) {
   std::string dir = testing::MakeTempDir("legacy");
   HostCode host;
   host.files = {testing::Runfile("testdata/kernels/nn_kernels.c"), testing::Runfile("testdata/kernels/nn_device_host.c")};
-  std::string root = testing::Runfile("runtime/c_runtime_api.h");
-  root = root.substr(0, root.size() - std::string("runtime/c_runtime_api.h").size());
-  host.compile_flags = {"-I" + root, "-std=c11", "-D_GNU_SOURCE", "-DSORUN_DEVICE_OPENCL"};
+  host.compile_flags = {testing::KernelIncludeFlag(), "-std=c11", "-D_GNU_SOURCE", "-DSORUN_DEVICE_OPENCL"};
   ASSERT_TRUE(LinkLibraryWithBlob(&payload, {host}, dir + "/legacy_lib.so").ok());
   auto lib = Load(dir + "/legacy_lib.so");
   ASSERT_TRUE(lib.ok()) << lib.status().ToString();

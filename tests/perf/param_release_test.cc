@@ -29,9 +29,7 @@ constexpr int64_t kWidth = 1024;  // two 4 MiB weights
 HostCode NnKernels() {
   HostCode code;
   code.files = {testing::Runfile("testdata/kernels/nn_kernels.c")};
-  std::string root = testing::Runfile("runtime/c_runtime_api.h");
-  root = root.substr(0, root.size() - std::string("runtime/c_runtime_api.h").size());
-  code.compile_flags = {"-I" + root, "-std=c11", "-D_GNU_SOURCE"};
+  code.compile_flags = {testing::KernelIncludeFlag(), "-std=c11", "-D_GNU_SOURCE"};
   return code;
 }
 

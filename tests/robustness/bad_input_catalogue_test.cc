@@ -35,10 +35,8 @@ struct Env {
       auto* e = new Env();
       EXPECT_TRUE(Initialize().ok());
       e->dir = testing::MakeTempDir("catalogue");
-      std::string root = testing::Runfile("runtime/c_runtime_api.h");
-      root = root.substr(0, root.size() - std::string("runtime/c_runtime_api.h").size());
       e->kernels_o = e->dir + "/nn_kernels.o";
-      Status s = RunCommand({CCompiler(), "-c", "-fPIC", "-O2", "-std=c11", "-D_GNU_SOURCE", "-I" + root,
+      Status s = RunCommand({CCompiler(), "-c", "-fPIC", "-O2", "-std=c11", "-D_GNU_SOURCE", testing::KernelIncludeFlag(),
                              testing::Runfile("testdata/kernels/nn_kernels.c"), "-o", e->kernels_o});
       EXPECT_TRUE(s.ok()) << s.ToString();
       GraphBuilder b;

@@ -51,9 +51,7 @@ class LifecycleTest : public ::testing::Test {
     for (int i = 0; i < 16; ++i) bias->data_as<float>()[i] = 0.0f;
     HostCode host;
     host.files = {testing::Runfile("testdata/kernels/nn_kernels.c")};
-    std::string root = testing::Runfile("runtime/c_runtime_api.h");
-    host.compile_flags = {"-I" + root.substr(0, root.size() - std::string("runtime/c_runtime_api.h").size()),
-                          "-std=c11", "-D_GNU_SOURCE"};
+    host.compile_flags = {testing::KernelIncludeFlag(), "-std=c11", "-D_GNU_SOURCE"};
     auto factory = MakeGraphExecutorFactory(*b.BuildJson(), {{"w", *w}, {"b", *bias}}, MakeHostCodeModule(host));
     ASSERT_TRUE(factory.ok());
     path_ = dir_ + "/model.so";

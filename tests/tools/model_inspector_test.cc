@@ -34,9 +34,7 @@ using cli::InspectReport;
 HostCode NnKernels() {
   HostCode code;
   code.files = {testing::NnKernelsSource()};
-  std::string root = testing::Runfile("runtime/c_runtime_api.h");
-  root = root.substr(0, root.size() - std::string("runtime/c_runtime_api.h").size());
-  code.compile_flags = {"-I" + root};
+  code.compile_flags = {testing::KernelIncludeFlag()};
   return code;
 }
 

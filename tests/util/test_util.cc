@@ -20,6 +20,12 @@ std::string Runfile(const std::string& workspace_relative) {
   return workspace_relative;
 }
 
+std::string KernelIncludeFlag() {
+  const std::string header = "runtime/c_runtime_api.h";
+  const std::string path = Runfile(header);
+  return "-I" + path.substr(0, path.size() - header.size());
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   static std::atomic<int> counter{0};
   const char* base = std::getenv("TEST_TMPDIR");

@@ -14,6 +14,9 @@ std::string MakeTempDir(const std::string& prefix = "sorun_test");
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, const std::string& bytes);
 bool FileExists(const std::string& path);
+// "-I<dir>" for compiling the test kernels (testdata/kernels/*.c): they include
+// "runtime/c_runtime_api.h" relative to the workspace root. Needs //runtime:c_runtime_api.h in `data`.
+std::string KernelIncludeFlag();
 
 }  // namespace testing
 }  // namespace sorun
