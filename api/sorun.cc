@@ -46,9 +46,17 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, con
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
                                                                  const std::string& library_path,
                                                                  const std::string& params_path,
+                                                                 const std::vector<DLDevice>& devices,
+                                                                 const LoadOptions& options) {
+  SORUN_ASSIGN_OR_RETURN(Module lib, Load(library_path, options));
+  return CreateExecutorFromFiles(graph_json_path, lib, params_path, devices);
+}
+
+StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
+                                                                 const Module& lib,
+                                                                 const std::string& params_path,
                                                                  const std::vector<DLDevice>& devices) {
   SORUN_RETURN_IF_ERROR(Initialize());
-  SORUN_ASSIGN_OR_RETURN(Module lib, LoadModule(library_path));
   SORUN_ASSIGN_OR_RETURN(std::string json, ReadFileToString(graph_json_path));
   auto spec = GraphSpec::Parse(json);
   if (!spec.ok()) return std::move(spec).status().Annotate(graph_json_path);

@@ -42,10 +42,18 @@ StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model);
 // An executor for a loaded model on `devices` (the first is the default device).
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices);
 
-// The three-file deployment: graph JSON + kernel library + params file. The params file is mapped
-// and its tensors are used in place when 64-byte aligned (as sorun writes them).
+// The three-file deployment: graph JSON + kernel library + params file. The library is loaded with
+// `options`; the params file is mapped and its tensors are used in place when 64-byte aligned (as
+// sorun writes them).
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
                                                                  const std::string& library_path,
+                                                                 const std::string& params_path,
+                                                                 const std::vector<DLDevice>& devices,
+                                                                 const LoadOptions& options = {});
+
+// The same with the kernel library already loaded (`library`, e.g. from Load()).
+StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
+                                                                 const Module& library,
                                                                  const std::string& params_path,
                                                                  const std::vector<DLDevice>& devices);
 

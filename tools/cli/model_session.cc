@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -100,11 +99,8 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
   Status present = CheckDeviceExists(device);
   if (!present.ok()) return NamePath(std::move(present), source.model_path);
-  // The CLI verifies the blob checksum unless --no-verify (the library's default is not to).
-  // CreateExecutorFromFiles loads with default options, so the loader's environment switch carries
-  // the choice there too; a SORUN_VERIFY_CHECKSUM the user set wins.
-  setenv("SORUN_VERIFY_CHECKSUM", source.verify_checksum ? "1" : "0", /*overwrite=*/0);
-
+  // The CLI verifies the blob checksum unless --no-verify (the library's default is not to); a
+  // SORUN_VERIFY_CHECKSUM in the environment still overrides both.
   LoadOptions options;
   options.verify_checksum = source.verify_checksum;
   double t0 = NowMs();
@@ -125,7 +121,8 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
     if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
     session->executor_ = std::move(*executor);
   } else {
-    auto executor = CreateExecutorFromFiles(source.graph_path, source.model_path, source.params_path, {device});
+    // The library loaded above is the kernel library: the three-file path does not load it again.
+    auto executor = CreateExecutorFromFiles(source.graph_path, session->model_, source.params_path, {device});
     if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
     session->executor_ = std::move(*executor);
   }
