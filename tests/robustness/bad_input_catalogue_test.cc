@@ -242,31 +242,27 @@ std::vector<Case> Catalogue() {
         [&env, q] { return LoadStatus(env.WithFactory(env.good_json, q, "pdtype.so")); }, "param 'w' is int32[4, 8]");
   }
   {
-    BinaryWriter w(8);
-    w.WriteU64(3);
-    w.WriteString("GraphExecutorFactory");
-    w.WriteString(env.good_json);
-    w.WriteU64(1);
-    w.WriteStringVector({"w"});
+    // Blob entry count (3), the factory's type key, the good graph, then `count` params named {"w"}:
+    // each case below damages what follows.
+    auto factory_head = [&env](uint64_t count) {
+      BinaryWriter h(8);
+      h.WriteU64(3);
+      h.WriteString("GraphExecutorFactory");
+      h.WriteString(env.good_json);
+      h.WriteU64(count);
+      h.WriteStringVector({"w"});
+      return h;
+    };
+    BinaryWriter w = factory_head(1);
     w.WriteU64(0x1234567812345678ull);  // bad NDArray magic
     std::string payload = w.bytes() + std::string(64, '\0');
     add("NDArray with a wrong magic", [&env, payload] { return LoadStatus(env.WithBlob(payload, "magic.so")); },
         "bad NDArray magic 0x1234567812345678");
-    BinaryWriter c(8);
-    c.WriteU64(3);
-    c.WriteString("GraphExecutorFactory");
-    c.WriteString(env.good_json);
-    c.WriteU64(2);
-    c.WriteStringVector({"w"});
+    BinaryWriter c = factory_head(2);
     std::string payload2 = c.bytes() + std::string(64, '\0');
     add("param count disagrees with the names", [&env, payload2] { return LoadStatus(env.WithBlob(payload2, "count2.so")); },
         "param count 2 does not match 1 names");
-    BinaryWriter s(8);
-    s.WriteU64(3);
-    s.WriteString("GraphExecutorFactory");
-    s.WriteString(env.good_json);
-    s.WriteU64(1);
-    s.WriteStringVector({"w"});
+    BinaryWriter s = factory_head(1);
     s.WriteU64(kNDArrayMagic);
     s.WriteU64(0);
     s.WriteDevice(CpuDevice());
@@ -278,12 +274,7 @@ std::vector<Case> Catalogue() {
     std::string payload3 = s.bytes();
     add("NDArray shape whose size overflows", [&env, payload3] { return LoadStatus(env.WithBlob(payload3, "ovf.so")); },
         "too many elements");
-    BinaryWriter d(8);
-    d.WriteU64(3);
-    d.WriteString("GraphExecutorFactory");
-    d.WriteString(env.good_json);
-    d.WriteU64(1);
-    d.WriteStringVector({"w"});
+    BinaryWriter d = factory_head(1);
     d.WriteU64(kNDArrayMagic);
     d.WriteU64(0);
     d.WriteDevice(DLDevice{kDLCUDA, 0});
