@@ -31,11 +31,15 @@ uint64_t SymbolSize(void* addr) {
   return info.dli_saddr == addr ? sym->st_size : 0;
 }
 
-bool ChecksumVerificationEnabled(const LoadOptions& options) {
+// SORUN_VERIFY_CHECKSUM (1 or 0) overrides the option; any other non-empty value is an error rather
+// than silently meaning "off" (e.g. "true" from a user who wants the check).
+StatusOr<bool> ChecksumVerificationEnabled(const LoadOptions& options) {
   const char* env = std::getenv("SORUN_VERIFY_CHECKSUM");
-  if (env && std::strcmp(env, "1") == 0) return true;
-  if (env && std::strcmp(env, "0") == 0) return false;
-  return options.verify_checksum;
+  if (env == nullptr || env[0] == '\0') return options.verify_checksum;
+  if (std::strcmp(env, "1") == 0) return true;
+  if (std::strcmp(env, "0") == 0) return false;
+  return InvalidArgument(std::string("environment variable SORUN_VERIFY_CHECKSUM is '") + env +
+                         "': use 1 (verify the blob checksum at load) or 0 (do not)");
 }
 
 StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {
@@ -57,7 +61,8 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   if (!prefix.ok()) return std::move(prefix).status().Annotate(path);
   uint64_t payload_size = *prefix;
 
-  if (ChecksumVerificationEnabled(options)) {
+  SORUN_ASSIGN_OR_RETURN(bool verify, ChecksumVerificationEnabled(options));
+  if (verify) {
     if (const void* record = lib->FindSymbol(keys::kSymbolBlobChecksum)) {
       SORUN_RETURN_IF_ERROR_CTX(VerifyBlobChecksum(blob, 8 + payload_size, record, SymbolSize(const_cast<void*>(record))),
                                 path);

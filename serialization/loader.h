@@ -29,7 +29,8 @@ struct LoadOptions {
   // one XXH64 pass over the whole blob (~45 ms for 256 MiB of weights, 160x the in-place load
   // itself, bench/README.md), and integrity is a property of the file, checked once at deploy time
   // by `sorun verify` (the CLI's run/bench/inspect verify by default). The environment variable
-  // SORUN_VERIFY_CHECKSUM overrides this field: 1 turns the check on, 0 off.
+  // SORUN_VERIFY_CHECKSUM overrides this field: 1 turns the check on, 0 off, any other non-empty
+  // value makes Load fail with InvalidArgument.
   bool verify_checksum = false;
 };
 

@@ -295,9 +295,15 @@ TEST_F(ExportLoadTest, ChecksumCatchesCorruptionAndCanBeSkipped) {
   auto forced_on = LoadModule(Path("bad.so"), skip);
   setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
   auto forced_off = LoadModule(Path("bad.so"), verify);
+  setenv("SORUN_VERIFY_CHECKSUM", "true", 1);
+  auto unclear = LoadModule(Path("good.so"));
   unsetenv("SORUN_VERIFY_CHECKSUM");
   EXPECT_FALSE(forced_on.ok());
   EXPECT_TRUE(forced_off.ok()) << forced_off.status().ToString();
+  ASSERT_FALSE(unclear.ok());
+  EXPECT_EQ(unclear.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unclear.status().message().find("SORUN_VERIFY_CHECKSUM is 'true': use 1"), std::string::npos)
+      << unclear.status().message();
 }
 
 TEST_F(ExportLoadTest, CorruptLibrariesFailCleanlyAndLeaveNothingLoaded) {
