@@ -15,9 +15,11 @@ cd "$(dirname "$0")/../.."
 JOBS=("$@")
 [ "${#JOBS[@]}" -eq 0 ] && JOBS=(asan tsan)
 
+# TSan: the .bazelrc options plus the suppressions file (an absolute path: tests run in their runfiles).
+TSAN_SUPPRESSIONS="$PWD/tools/ci/tsan_suppressions.txt"
 declare -A ARGS=(
   [asan]="--config=asan //..."
-  [tsan]="--config=tsan --test_tag_filters=concurrency --build_tests_only //..."
+  [tsan]="--config=tsan --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$TSAN_SUPPRESSIONS --test_tag_filters=concurrency --build_tests_only //..."
 )
 REPORTS='ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: reported|runtime error: |UndefinedBehaviorSanitizer'
 
