@@ -1,8 +1,8 @@
-// The bad-input catalogue: malformed artifacts and calls, each through the public API, each asserting
-// an error whose message names the cause (and where), never a crash; after every case a good model
-// still loads and runs. CI runs this under ASan + UBSan (leaks and memory errors fail the job).
-#include <gtest/gtest.h>
-
+// The bad-input catalogue, first part: files that are not model libraries, blob structure, graph and
+// params payloads, calls with bad arguments, npy inputs. Every case runs through
+// BadInputCatalogueTest (tests/robustness/catalogue.h): a clear error, never a crash, and the good
+// model still runs afterwards. CI runs it under ASan + UBSan (leaks and memory errors fail the job).
+// The other areas: bad_input_{kernels,plan,elf,cli}_test.cc.
 #include <functional>
 #include <string>
 
@@ -16,111 +16,18 @@
 #include "serialization/exporter.h"
 #include "serialization/module_serializer.h"
 #include "serialization/subprocess.h"
+#include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 #include "tools/npy.h"
 
 namespace sorun {
+namespace catalogue {
 namespace {
 
-struct Env {
-  std::string dir;
-  std::string kernels_o;  // nn_kernels.c compiled once
-  std::string good_so;
-  std::string good_json;
-  NamedTensors params;
-  int count = 0;
+using Env = CatalogueEnv;
+using Case = CatalogueCase;
 
-  static Env& Get() {
-    static Env* env = [] {
-      auto* e = new Env();
-      EXPECT_TRUE(Initialize().ok());
-      e->dir = testing::MakeTempDir("catalogue");
-      e->kernels_o = e->dir + "/nn_kernels.o";
-      Status s = RunCommand({CCompiler(), "-c", "-fPIC", "-O2", "-std=c11", "-D_GNU_SOURCE", testing::KernelIncludeFlag(),
-                             testing::Runfile("testdata/kernels/nn_kernels.c"), "-o", e->kernels_o});
-      EXPECT_TRUE(s.ok()) << s.ToString();
-      GraphBuilder b;
-      int x = b.Input("data", {1, 8});
-      int h = b.Op("sorun_dense_bias_relu", {x, b.Input("w", {4, 8}), b.Input("b", {4})}, {1, 4}, Float32(), "fc");
-      b.Output(b.Op("sorun_softmax", {h}, {1, 4}, Float32(), "softmax"));
-      e->good_json = *b.BuildJson();
-      auto w = Tensor::Empty({4, 8}, Float32(), CpuDevice());
-      auto bias = Tensor::Empty({4}, Float32(), CpuDevice());
-      for (int i = 0; i < 32; ++i) w->data_as<float>()[i] = 0.1f * static_cast<float>(i % 5);
-      for (int i = 0; i < 4; ++i) bias->data_as<float>()[i] = 0.01f * static_cast<float>(i);
-      e->params = {{"w", *w}, {"b", *bias}};
-      e->good_so = e->dir + "/good.so";
-      auto f = MakeGraphExecutorFactory(e->good_json, e->params, e->Host());
-      EXPECT_TRUE(f.ok());
-      EXPECT_TRUE(ExportLibrary(*f, e->good_so).ok());
-      return e;
-    }();
-    return *env;
-  }
-
-  Module Host() const { return MakeHostCodeModule(HostCode{{kernels_o}, {}, {}}); }
-  std::string Path(const std::string& name) { return dir + "/" + std::to_string(count++) + "_" + name; }
-
-  // A library whose blob payload is exactly `payload`.
-  std::string WithBlob(const std::string& payload, const std::string& name) {
-    std::string path = Path(name);
-    EXPECT_TRUE(LinkLibraryWithBlob(&payload, {HostCode{{kernels_o}, {}, {}}}, path).ok());
-    return path;
-  }
-  // A library whose factory has graph `json` and params `p` (written as sorun writes them).
-  std::string WithFactory(const std::string& json, const NamedTensors& p, const std::string& name) {
-    BinaryWriter w(8);
-    w.WriteU64(3);
-    w.WriteString("GraphExecutorFactory");
-    w.WriteString(json);
-    EXPECT_TRUE(WriteNamedTensorSection(p, &w, true, true).ok());
-    w.WriteString("default");
-    w.WriteString("_lib");
-    w.WriteString("_import_tree");
-    w.WriteU64Vector({0, 1, 1});
-    w.WriteU64Vector({1});
-    return WithBlob(w.bytes(), name);
-  }
-  std::string Str(const std::string& s) {
-    BinaryWriter w;
-    w.WriteString(s);
-    return w.bytes();
-  }
-};
-
-// Loads and runs the good model: the process is still healthy after a failure.
-void ExpectGoodModelStillWorks() {
-  Env& env = Env::Get();
-  auto model = Load(env.good_so);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  auto exec = CreateExecutor(*model, {CpuDevice()});
-  ASSERT_TRUE(exec.ok());
-  auto x = Tensor::Empty({1, 8}, Float32(), CpuDevice());
-  for (int i = 0; i < 8; ++i) x->data_as<float>()[i] = 1.0f;
-  ASSERT_TRUE((*exec)->SetInput("data", *x->dl()).ok());
-  ASSERT_TRUE((*exec)->Run().ok());
-  float sum = 0;
-  for (int i = 0; i < 4; ++i) sum += (*exec)->GetOutput(0)->data_as<float>()[i];
-  EXPECT_NEAR(sum, 1.0f, 1e-5);
-}
-
-struct Case {
-  std::string name;
-  std::function<Status()> run;
-  std::string expected;  // substring of the message
-};
-
-Status LoadStatus(const std::string& path) { return Load(path).status(); }
-
-Status RunGood(const std::function<Status(GraphExecutor&)>& body) {
-  auto model = Load(Env::Get().good_so);
-  if (!model.ok()) return model.status();
-  auto exec = CreateExecutor(*model, {CpuDevice()});
-  if (!exec.ok()) return exec.status();
-  return body(**exec);
-}
-
-std::vector<Case> Catalogue() {
+std::vector<Case> FileBlobAndCallCases() {
   Env& env = Env::Get();
   std::vector<Case> cases;
   auto add = [&](std::string name, std::function<Status()> run, std::string expected) {
@@ -429,19 +336,9 @@ std::vector<Case> Catalogue() {
   return cases;
 }
 
-TEST(BadInputCatalogueTest, EveryCaseIsAClearErrorAndTheProcessStaysHealthy) {
-  std::vector<Case> cases = Catalogue();
-  EXPECT_GE(cases.size(), 40u) << "the catalogue must hold at least 40 distinct bad inputs";
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    Status s = c.run();
-    ASSERT_FALSE(s.ok()) << c.name << " was accepted";
-    EXPECT_FALSE(s.message().empty());
-    EXPECT_NE(s.message().find(c.expected), std::string::npos) << c.name << ": got '" << s.message() << "'";
-    ExpectGoodModelStillWorks();
-  }
-  std::printf("bad-input catalogue: %zu cases\n", cases.size());
-}
+
+SORUN_CATALOGUE_CASES(FileBlobAndCall, FileBlobAndCallCases());
 
 }  // namespace
+}  // namespace catalogue
 }  // namespace sorun

@@ -1,0 +1,23 @@
+// Bad-input catalogue, class 1: graphs naming functions that are not kernels of the library.
+// Each case runs through BadInputCatalogueTest (tests/robustness/catalogue.h).
+#include <string>
+#include <vector>
+
+#include "tests/robustness/catalogue.h"
+
+namespace sorun {
+namespace catalogue {
+namespace {
+
+std::vector<CatalogueCase> KernelsCases() {
+  std::vector<CatalogueCase> cases;
+  return cases;
+}
+
+// GoogleTest allows an empty instantiation only when told so (an area may start empty).
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BadInputCatalogueTest);
+SORUN_CATALOGUE_CASES(Kernels, KernelsCases());
+
+}  // namespace
+}  // namespace catalogue
+}  // namespace sorun
