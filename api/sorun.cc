@@ -4,6 +4,7 @@
 
 #include "graph_executor/register.h"
 #include "runtime/binary_reader.h"
+#include "runtime/env_vars.h"
 #include "runtime/file_util.h"
 #include "runtime/tensor_io.h"
 
@@ -17,6 +18,8 @@ Status Initialize() {
   static bool done = false;
   std::lock_guard<std::mutex> lock(mutex);
   if (done) return Status::Ok();
+  // A malformed SORUN_* variable is an error here, not a silent default inside the thread pool.
+  SORUN_RETURN_IF_ERROR(CheckSorunEnvironment());
   SORUN_RETURN_IF_ERROR(RegisterGraphExecutor());
   SORUN_RETURN_IF_ERROR(RegisterLinkedBackends());
   done = true;
@@ -38,6 +41,26 @@ StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
   return factory;
 }
 
+namespace {
+
+// The three-file path's kernel library: a module that provides kernels. A packed model given in its
+// place (TVM accepts it; the zoo's OpenCL model ships its device module only that way) stands for the
+// kernel library it imports: the factory root is dropped, so none of its functions can be reached by
+// the graph. Anything else is refused.
+StatusOr<Module> ThreeFileKernelLibrary(const Module& lib, const std::string& graph_json_path) {
+  if (!lib.defined()) return InvalidArgument(graph_json_path + ": no kernel library module given");
+  if (lib->provides_kernels()) return lib;
+  if (dynamic_cast<GraphExecutorFactoryNode*>(lib.get()) != nullptr && !lib.imports().empty() &&
+      lib.imports()[0]->provides_kernels()) {
+    return lib.imports()[0];
+  }
+  return InvalidArgument("the kernel library given with " + graph_json_path + " is a '" + lib.type_key() +
+                         "' module, not a kernel library (a shared library of kernels, or a packed model whose "
+                         "factory imports one)");
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices) {
   SORUN_ASSIGN_OR_RETURN(GraphExecutorFactoryNode * factory, GetFactory(model));
   return factory->CreateExecutor(devices);
@@ -57,6 +80,7 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
                                                                  const std::string& params_path,
                                                                  const std::vector<DLDevice>& devices) {
   SORUN_RETURN_IF_ERROR(Initialize());
+  SORUN_ASSIGN_OR_RETURN(Module kernels, ThreeFileKernelLibrary(lib, graph_json_path));
   SORUN_ASSIGN_OR_RETURN(std::string json, ReadFileToString(graph_json_path));
   auto spec = GraphSpec::Parse(json);
   if (!spec.ok()) return std::move(spec).status().Annotate(graph_json_path);
@@ -65,7 +89,12 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
     SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(params_path));
     BinaryReader reader(file->data(), file->size(), params_path, 0, ObjectPtr<Object>(file));
     auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true);
-    if (!params.ok()) return std::move(params).status();
+    if (!params.ok()) {
+      Status s = std::move(params).status();
+      // Errors from the reader start with the path already; per-tensor ones ("param 'w': ...") do not.
+      if (s.message().rfind(params_path, 0) != 0) s.Annotate(params_path);
+      return s;
+    }
     if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
     // Every name must be a graph input (a params file for another model is an error).
     for (const auto& kv : *params) {
@@ -73,9 +102,9 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
       for (uint32_t nid : spec->arg_nodes) found = found || spec->nodes[nid].name == kv.first;
       if (!found) return InvalidArgument(params_path + ": '" + kv.first + "' is not an input of " + graph_json_path);
     }
-    SORUN_ASSIGN_OR_RETURN(weights, SharedWeights::Create(std::move(*params)));
+    SORUN_ASSIGN_OR_RETURN(weights, SharedWeights::Create(std::move(*params), params_path));
   }
-  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), lib, devices, weights);
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), kernels, devices, weights);
   if (!e.ok()) return std::move(e).status().Annotate(graph_json_path);
   return e;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/sorun.h"
+#include "fuzz/fuzz_common.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
@@ -42,49 +43,6 @@
 namespace sorun {
 namespace fuzz {
 namespace {
-
-// Executors are only created for graphs this small (activations + weights), so a fuzzed shape can
-// never make the harness allocate gigabytes (libFuzzer would report that as an out-of-memory crash).
-constexpr uint64_t kMaxExecutorBytes = 1 << 20;
-constexpr uint32_t kMaxExecutorEntries = 4096;
-
-// Aborts with a message: a broken round trip or invariant is a bug, not bad input.
-#define FUZZ_CHECK(cond, what)                                                            \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s: %s\n", __FILE__, __LINE__, #cond, \
-                   std::string(what).c_str());                                            \
-      std::abort();                                                                       \
-    }                                                                                     \
-  } while (0)
-
-// SORUN_FUZZ_VERBOSE=1 prints every error a body sees (for writing seeds and debugging).
-bool Verbose() {
-  static const bool verbose = [] {
-    const char* v = std::getenv("SORUN_FUZZ_VERBOSE");
-    return v != nullptr && std::strcmp(v, "0") != 0;
-  }();
-  return verbose;
-}
-
-void Note(const char* target, const Status& s) {
-  if (Verbose() && !s.ok()) std::fprintf(stderr, "[%s] %s\n", target, s.ToString().c_str());
-}
-
-// One-time process setup: every loader registered the way applications do it, OpenCL discovery
-// pointed at no platform (fast, deterministic, nothing to leak), the program cache off, no CUDA device
-// visible.
-void Init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    setenv("OCL_ICD_VENDORS", "/nonexistent/sorun-fuzz-no-opencl-vendors", /*overwrite=*/0);
-    setenv("SORUN_OPENCL_CACHE", "0", /*overwrite=*/0);
-    // No GPU either: with a real driver the cuda loader would hand fuzzed images to cuModuleLoadData.
-    setenv("CUDA_VISIBLE_DEVICES", "", /*overwrite=*/1);
-    Status s = Initialize();
-    FUZZ_CHECK(s.ok(), s.ToString());
-  });
-}
 
 // A 64-byte aligned private copy of the input that outlives zero-copy tensors pointing into it, like
 // the mapped shared library does for the real loader.
@@ -127,6 +85,8 @@ Status TouchTensorArgs(PackedArgs args) {
 class FakeKernelLibrary final : public ModuleNode {
  public:
   const char* type_key() const override { return keys::kTypeKeyLibrary; }
+  // Stands in for a kernel library: the graph's kernels are its functions (runtime/module.h).
+  bool provides_kernels() const override { return true; }
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override {
     if (name == keys::kSymbolLookupLinkedParam) return PackedFunc();
     return PackedFunc::FromBody(std::string(name), [](PackedArgs args, Value*) { return TouchTensorArgs(args); });
@@ -134,17 +94,6 @@ class FakeKernelLibrary final : public ModuleNode {
 };
 
 Module MakeFakeKernelLibrary() { return Module(ObjectPtr<ModuleNode>(MakeObject<FakeKernelLibrary>())); }
-
-bool SmallEnoughToRun(const GraphSpec& graph, const MemoryPlan& plan) {
-  if (graph.num_entries() > kMaxExecutorEntries) return false;
-  uint64_t total = 0;
-  for (const StoragePool& pool : plan.pools) {
-    if (pool.bytes > kMaxExecutorBytes) return false;
-    total += pool.bytes;
-    if (total > kMaxExecutorBytes) return false;
-  }
-  return true;
-}
 
 // Plans memory on the CPU and, when small, builds an executor over fake kernels and runs it once.
 void PlanAndRun(const char* target, const std::shared_ptr<const GraphSpec>& graph, const ObjectPtr<SharedWeights>& weights,
@@ -395,7 +344,7 @@ ParamsHarness& Harness() {
     auto* harness = new ParamsHarness();  // never destroyed
     auto a = GraphExecutor::Create(graph, MakeFakeKernelLibrary(), {CpuDevice()}, nullptr);
     auto b = GraphExecutor::Create(graph, MakeFakeKernelLibrary(), {CpuDevice()}, nullptr);
-    FUZZ_CHECK(a.ok() && b.ok(), "params harness executors");
+    FUZZ_CHECK(a.ok() && b.ok(), "params harness executors: " + (a.ok() ? b.status() : a.status()).ToString());
     harness->graph = graph;
     harness->a = std::move(*a);
     harness->b = std::move(*b);
@@ -627,6 +576,8 @@ const std::vector<FuzzTarget>& AllTargets() {
       {"npy_fuzzer", &FuzzNpy},
       {"elf_inspect_fuzzer", &FuzzElfInspect},
       {"tar_fuzzer", &FuzzTar},
+      {"elf_inject_fuzzer", &FuzzElfInject},
+      {"model_load_fuzzer", &FuzzModelLoad},
   };
   return *targets;
 }

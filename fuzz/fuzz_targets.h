@@ -17,10 +17,16 @@
 //                       ParseModuleBlob with a header-only handler (the `sorun inspect` path) and
 //                       VerifyBlobChecksum of __sorun_blob_checksum
 //   FuzzTar             ReadTarArchive -> TarWriter round trip
+//   FuzzElfInject       InjectBlobIntoElfImage (+ the file variant) on a fuzzed library and blob ->
+//                       the output passes the ELF preflight and ElfImage, the blob reads back equal
+//                       (fuzz_targets_load.cc)
+//   FuzzModelLoad       a fuzzed blob spliced into a fixed real kernel library -> a file -> Load ->
+//                       CreateExecutor (CPU; never run) -> unload (fuzz_targets_load.cc)
 //
 // Bad input must come back as a non-OK Status; a body aborts (FUZZ_CHECK) only when a round trip or an
 // invariant of a successful parse breaks, which is a bug. Sanitizers catch the rest. The bodies never
-// touch the file system, the network or a GPU: OpenCL discovery is pointed at an empty vendor
+// touch the network or a GPU, and only FuzzElfInject / FuzzModelLoad touch the file system (a private
+// temporary directory; FuzzModelLoad dlopen()s the libraries it writes there): OpenCL discovery is pointed at an empty vendor
 // directory (OCL_ICD_VENDORS, unless already set) and CUDA_VISIBLE_DEVICES is emptied.
 //
 // Thread-compatible: a fuzzer calls one body at a time. Every body returns 0 (libFuzzer's contract).
@@ -54,6 +60,8 @@ int FuzzParams(const uint8_t* data, size_t size);
 int FuzzNpy(const uint8_t* data, size_t size);
 int FuzzElfInspect(const uint8_t* data, size_t size);
 int FuzzTar(const uint8_t* data, size_t size);
+int FuzzElfInject(const uint8_t* data, size_t size);
+int FuzzModelLoad(const uint8_t* data, size_t size);
 
 }  // namespace fuzz
 }  // namespace sorun

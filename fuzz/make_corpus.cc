@@ -1,9 +1,11 @@
 // make_corpus: writes the seed corpora of sorun's fuzz targets (fuzz/corpus/<target>/), small valid
 // inputs built with sorun's own writers: blobs of several module trees (factory + _lib, + opencl,
 // + cuda ptx/cubin/fatbin, legacy layouts), factory and device payloads, graph JSONs, params files,
-// .npy files, small real shared libraries / objects (ELF) and tar archives.
+// .npy files, small real shared libraries / objects (ELF), tar archives, libraries + blobs for the
+// injector and blobs for the model-load target.
 //
-// Usage (fuzz/make_corpus.sh runs it): make_corpus OUT_DIR
+// Usage (fuzz/make_corpus.sh runs it): make_corpus OUT_DIR [PACKED_ZOO_MODEL.so...]
+// (the blobs of the packed zoo models named, where small enough, become model_load_fuzzer seeds)
 // Needs a C compiler (cc, or $CC) for the ELF and tar seeds. Deterministic: running it twice gives the
 // same bytes (given the same compiler). Single-threaded tool.
 #include <dlpack/dlpack.h>
@@ -26,6 +28,7 @@
 #include "runtime/tensor_io.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/opencl/opencl_module.h"
+#include "serialization/elf_reader.h"
 #include "serialization/exporter.h"
 #include "serialization/host_code_module.h"
 #include "serialization/module_serializer.h"
@@ -528,6 +531,167 @@ void WriteTarSeeds() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Whole libraries. elf_inject_fuzzer: a small real library + a blob payload. model_load_fuzzer: a blob
+// payload for the zoo's kernel library (testdata/kernels/libnn_kernels_gnu_hash.so) behind the
+// 32-byte symbol header of fuzz/fuzz_targets_load.cc.
+
+std::string U16(uint16_t v) { return std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)}; }
+
+std::string U64(uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(v >> (8 * i));
+  return s;
+}
+
+// Zoo-like models over nn_kernels.c's operators, small enough for the fuzzers' -max_len.
+std::string ZooMlpJson() {
+  GraphBuilder b;
+  int x = b.Input("data", {1, 8});
+  int h = b.Op("sorun_dense_bias_relu", {x, b.Input("fc1_w", {4, 8}), b.Input("fc1_b", {4})}, {1, 4}, Float32(), "fc1");
+  int o = b.Op("sorun_dense_bias", {h, b.Input("fc2_w", {3, 4}), b.Input("fc2_b", {3})}, {1, 3}, Float32(), "fc2");
+  b.Output(b.Op("sorun_softmax", {o}, {1, 3}, Float32(), "softmax"));
+  return Must(b.BuildJson(), "zoo mlp graph");
+}
+
+NamedTensors ZooMlpParams() {
+  return {{"fc1_w", MakeTensor({4, 8}, Float32(), 1)},
+          {"fc1_b", MakeTensor({4}, Float32(), 2)},
+          {"fc2_w", MakeTensor({3, 4}, Float32(), 3)},
+          {"fc2_b", MakeTensor({3}, Float32(), 4)}};
+}
+
+// conv + pool + flatten (__nop) + dense + softmax, like the zoo's CNN.
+std::string ZooCnnJson() {
+  GraphBuilder b;
+  int x = b.Input("data", {1, 1, 6, 6});
+  int c = b.Op("sorun_conv2d_bias_relu_nchw", {x, b.Input("conv_w", {2, 1, 3, 3}), b.Input("conv_b", {2})},
+               {1, 2, 4, 4}, Float32(), "conv");
+  int p = b.Op("sorun_max_pool2d", {c}, {1, 2, 2, 2}, Float32(), "pool");
+  int f = b.Reshape(p, {1, 8}, "flatten_nop");
+  int o = b.Op("sorun_dense_bias", {f, b.Input("fc_w", {3, 8}), b.Input("fc_b", {3})}, {1, 3}, Float32(), "fc");
+  b.Output(b.Op("sorun_softmax", {o}, {1, 3}, Float32(), "softmax"));
+  return Must(b.BuildJson(), "zoo cnn graph");
+}
+
+NamedTensors ZooCnnParams() {
+  return {{"conv_w", MakeTensor({2, 1, 3, 3}, Float32(), 5)},
+          {"conv_b", MakeTensor({2}, Float32(), 6)},
+          {"fc_w", MakeTensor({3, 8}, Float32(), 7)},
+          {"fc_b", MakeTensor({3}, Float32(), 8)}};
+}
+
+// A residual block: conv, bias_add, add (skip connection), relu, global pool, dense, softmax.
+std::string ZooResblockJson() {
+  GraphBuilder b;
+  int x = b.Input("data", {1, 2, 4, 4});
+  int c = b.Op("sorun_conv2d_nchw", {x, b.Input("conv_w", {2, 2, 3, 3})}, {1, 2, 4, 4}, Float32(), "conv");
+  int ba = b.Op("sorun_bias_add", {c, b.Input("conv_b", {2})}, {1, 2, 4, 4}, Float32(), "bias");
+  int sum = b.Op("sorun_add", {ba, x}, {1, 2, 4, 4}, Float32(), "residual");
+  int r = b.Op("sorun_relu", {sum}, {1, 2, 4, 4}, Float32(), "relu");
+  int gap = b.Op("sorun_global_avg_pool2d", {r}, {1, 2, 1, 1}, Float32(), "gap");
+  int f = b.Reshape(gap, {1, 2}, "flatten_nop");
+  int o = b.Op("sorun_dense_bias", {f, b.Input("fc_w", {3, 2}), b.Input("fc_b", {3})}, {1, 3}, Float32(), "fc");
+  b.Output(b.Op("sorun_softmax", {o}, {1, 3}, Float32(), "softmax"));
+  return Must(b.BuildJson(), "zoo resblock graph");
+}
+
+NamedTensors ZooResblockParams() {
+  return {{"conv_w", MakeTensor({2, 2, 3, 3}, Float32(), 9)},
+          {"conv_b", MakeTensor({2}, Float32(), 10)},
+          {"fc_w", MakeTensor({3, 2}, Float32(), 11)},
+          {"fc_b", MakeTensor({3}, Float32(), 12)}};
+}
+
+// A chain of empty kernels with intermediate storage reuse (the zoo's chain10k, shortened).
+std::string ZooChainJson() {
+  GraphBuilder b;
+  int x = b.Input("data", {1, 16});
+  for (int i = 0; i < 12; ++i) x = b.Op("sorun_empty", {x}, {1, 16}, Float32(), "empty" + std::to_string(i));
+  b.Output(x);
+  return Must(b.BuildJson(), "zoo chain graph");
+}
+
+// One model_load_fuzzer input: flags, the three override values, then the payload.
+std::string LoadInput(uint8_t flags, const std::string& payload, uint64_t prefix = 0, uint64_t st_size = 0,
+                      uint64_t st_value_delta = 0) {
+  return std::string(1, static_cast<char>(flags)) + std::string(7, '\0') + U64(prefix) + U64(st_size) +
+         U64(st_value_delta) + payload;
+}
+
+// The __tvm_dev_mblob payload of a packed model library (e.g. the zoo's digits.so).
+std::string PayloadOfLibrary(const std::string& path) {
+  ElfImage image = Must(ElfImage::ReadFile(path), "reading " + path);
+  ElfSymbolData blob = Must(image.FindSymbolData("__tvm_dev_mblob"), path);
+  if (blob.size < 8) Die(path, DataLoss("blob symbol too small"));
+  return std::string(reinterpret_cast<const char*>(blob.data) + 8, blob.size - 8);
+}
+
+void WriteModelLoadSeeds(const std::vector<std::string>& zoo_libraries) {
+  const std::string target = "model_load_fuzzer";
+  constexpr uint8_t kChecksum = 1, kVerify = 2, kPrefix = 4, kSize = 8, kValue = 16;
+  const std::string mlp = Payload(Factory(ZooMlpJson(), ZooMlpParams(), TinyHost()));
+  Write(target, "zoo_mlp.bin", LoadInput(kChecksum | kVerify, mlp));
+  Write(target, "zoo_cnn.bin", LoadInput(kChecksum | kVerify, Payload(Factory(ZooCnnJson(), ZooCnnParams(), TinyHost()))));
+  Write(target, "zoo_resblock.bin",
+        LoadInput(kChecksum, Payload(Factory(ZooResblockJson(), ZooResblockParams(), TinyHost()))));
+  Write(target, "zoo_chain.bin", LoadInput(0, Payload(Factory(ZooChainJson(), {}, TinyHost()))));
+  {
+    Module host = TinyHost();
+    Must(host.Import(OpenclModule(true)), "import");
+    Write(target, "zoo_hetero_opencl.bin", LoadInput(kChecksum | kVerify, Payload(Factory(HeteroJson(), {}, host))));
+  }
+  {
+    Module host = TinyHost();
+    Must(host.Import(OpenclModule(true)), "import");
+    Write(target, "lib_root_opencl.bin", LoadInput(0, Payload(host)));
+  }
+  // The symbol fields set to their true values, so mutations start from them: the exact prefix,
+  // the exact st_size, st_size 0 ("size unknown": the prefix decides), st_value moved by 0.
+  Write(target, "zoo_mlp_exact_fields.bin", LoadInput(kPrefix | kSize | kValue, mlp, mlp.size(), mlp.size() + 8, 0));
+  Write(target, "zoo_mlp_size_unknown.bin", LoadInput(kSize, mlp, 0, 0));
+  for (const std::string& path : zoo_libraries) {
+    std::string payload = PayloadOfLibrary(path);
+    if (payload.size() + 32 > 16384) continue;  // the fuzzers' -max_len
+    Write(target, "zoo_" + fs::path(path).stem().string() + "_packed.bin", LoadInput(kChecksum | kVerify, payload));
+  }
+}
+
+// A small real library (TinyHost's code) linked with `extra` flags, with a blob when `payload` is set.
+std::string TinyLibrary(const std::string& tmp, const std::string& name, const std::vector<std::string>& extra,
+                        const std::string* payload = nullptr) {
+  HostCode code;
+  code.files = {g_tiny_c};
+  code.link_flags = {"-nostdlib", "-Wl,-z,noseparate-code", "-Wl,-z,norelro"};
+  code.link_flags.insert(code.link_flags.end(), extra.begin(), extra.end());
+  ExportOptions options;
+  options.write_checksum = payload != nullptr;
+  const std::string so = tmp + "/inject_" + name + ".so";
+  Must(LinkLibraryWithBlob(payload, {code}, so, options), "linking " + name);
+  return Must(ReadFileToString(so), "read");
+}
+
+void WriteElfInjectSeeds(const std::string& tmp) {
+  const std::string target = "elf_inject_fuzzer";
+  constexpr uint8_t kChecksum = 1, kReplace = 2, kRaw = 4, kFile = 8;
+  auto input = [](uint8_t flags, const std::string& elf, const std::string& rest) {
+    if (elf.size() > 0xffff) Die("elf_inject seed", InvalidArgument("library too large"));
+    return std::string(1, static_cast<char>(flags)) + U16(static_cast<uint16_t>(elf.size())) + elf + rest;
+  };
+  const std::string mlp = Payload(Factory(ZooMlpJson(), ZooMlpParams(), TinyHost()));
+  const std::string gnu = TinyLibrary(tmp, "gnu", {"-Wl,--hash-style=gnu", "-Wl,--build-id=none", "-s"});
+  Write(target, "gnu_hash_checksum_file.bin", input(kChecksum | kFile, gnu, mlp));
+  Write(target, "sysv_hash.bin", input(0, TinyLibrary(tmp, "sysv", {"-Wl,--hash-style=sysv", "-s"}), mlp));
+  Write(target, "both_hash_build_id.bin",
+        input(kChecksum, TinyLibrary(tmp, "both", {"-Wl,--hash-style=both", "-Wl,--build-id=sha1", "-s"}), mlp));
+  Write(target, "symtab_kept.bin", input(kChecksum, TinyLibrary(tmp, "symtab", {"-Wl,--hash-style=gnu"}), ""));
+  Write(target, "raw_blob.bin", input(kRaw, gnu, MakeBlobBytes("\x01\x02\x03")));
+  // Already packed: refused without replace_existing, replaced with it (a new checksum record).
+  const std::string packed = TinyLibrary(tmp, "packed", {"-Wl,--hash-style=gnu", "-s"}, &mlp);
+  Write(target, "already_packed.bin", input(0, packed, mlp));
+  Write(target, "already_packed_replace.bin", input(kChecksum | kReplace, packed, mlp));
+}
+
 void WriteElfSeeds(const std::vector<std::pair<std::string, std::string>>& payloads, const std::string& tmp) {
   const std::string target = "elf_inspect_fuzzer";
   std::vector<HostCode> host = {static_cast<const HostCodeModuleNode*>(TinyHost().get())->code()};
@@ -557,8 +721,8 @@ void WriteElfSeeds(const std::vector<std::pair<std::string, std::string>>& paylo
 }
 
 int Main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: make_corpus OUT_DIR\n");
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: make_corpus OUT_DIR [PACKED_ZOO_MODEL.so...]\n");
     return 2;
   }
   g_out = argv[1];
@@ -577,6 +741,8 @@ int Main(int argc, char** argv) {
   WriteNpySeeds();
   WriteTarSeeds();
   WriteElfSeeds(elf_payloads, tmp.path());
+  WriteElfInjectSeeds(tmp.path());
+  WriteModelLoadSeeds(std::vector<std::string>(argv + 2, argv + argc));
   std::printf("make_corpus: wrote %d seeds under %s\n", g_files, g_out.c_str());
   return 0;
 }

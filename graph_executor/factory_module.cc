@@ -95,7 +95,7 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
     const uint64_t at = reader.offset();
     Status s = ReadNDArrayHeader(reader, &p.header);
     if (!s.ok()) return std::move(s).Annotate("GraphExecutorFactory: param '" + name + "'");
-    if (IsAlignmentPadName(name)) {
+    if (IsAlignmentPad(name, p.header)) {
       ++out->pad_count;
       continue;
     }
@@ -129,19 +129,9 @@ StatusOr<ObjectPtr<GraphExecutorFactoryNode>> GraphExecutorFactoryNode::Create(s
                                                                                std::string module_name) {
   SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(graph_json));
   if (module_name.empty()) return InvalidArgument("GraphExecutorFactory: empty module name");
-  for (const auto& kv : params) {
-    for (uint32_t nid : spec.arg_nodes) {
-      if (spec.nodes[nid].name != kv.first) continue;
-      uint32_t eid = spec.entry_id(nid, 0);
-      if (kv.second.dtype() != spec.dltype[eid] || kv.second.shape() != spec.shape[eid]) {
-        return InvalidArgument("param '" + kv.first + "' is " + kv.second.Describe() + " but the graph input expects " +
-                               DTypeToString(spec.dltype[eid]) +
-                               ShapeToString(spec.shape[eid].data(), static_cast<int>(spec.shape[eid].size())));
-      }
-    }
-  }
   ObjectPtr<GraphExecutorFactoryNode> node = ObjectPtr<GraphExecutorFactoryNode>::FromRaw(new GraphExecutorFactoryNode());
   SORUN_ASSIGN_OR_RETURN(node->weights_, SharedWeights::Create(std::move(params)));
+  SORUN_RETURN_IF_ERROR(node->weights_->CheckAgainstGraph(spec));
   node->graph_ = std::make_shared<const GraphSpec>(std::move(spec));
   node->graph_json_ = std::move(graph_json);
   node->module_name_ = std::move(module_name);

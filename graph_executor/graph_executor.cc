@@ -73,7 +73,7 @@ Status GraphExecutor::Init() {
     input_entries_.push_back(g.entry_id(nid, 0));
     input_by_name_.emplace(g.nodes[nid].name, index);
   }
-  loaded_param_.assign(input_entries_.size(), 0);
+  loaded_param_.reset(new std::atomic<bool>[input_entries_.size()]());
   for (const GraphEntryRef& h : g.heads) {
     int index = static_cast<int>(output_entries_.size());
     output_entries_.push_back(g.entry_id(h));
@@ -118,15 +118,10 @@ Status GraphExecutor::SetupStorage() {
   bound_param_.assign(n, 0);
   std::vector<int32_t> param_node(n, -1);
   if (weights_) {
+    SORUN_RETURN_IF_ERROR(weights_->CheckAgainstGraph(g));
     for (uint32_t nid : g.arg_nodes) {
-      const Tensor* w = weights_->Find(g.nodes[nid].name);
-      if (w == nullptr) continue;
+      if (weights_->Find(g.nodes[nid].name) == nullptr) continue;
       uint32_t eid = g.entry_id(nid, 0);
-      if (w->dtype() != g.dltype[eid] || w->shape() != g.shape[eid]) {
-        return InvalidArgument("param '" + g.nodes[nid].name + "' is " + w->Describe() + " but the graph expects " +
-                               DTypeToString(g.dltype[eid]) +
-                               ShapeToString(g.shape[eid].data(), static_cast<int>(g.shape[eid].size())));
-      }
       bound_param_[eid] = 1;
       param_node[eid] = static_cast<int32_t>(nid);
     }
@@ -227,13 +222,11 @@ Status GraphExecutor::SetupSteps() {
     if (node.func_name == "__copy") {
       step.kind = Step::kCopy;
     } else {
-      PackedFunc f = lib_.GetFunction(node.func_name, /*query_imports=*/true);
-      if (!f.defined()) {
-        return NotFound(g.DescribeNode(nid) + ": kernel function '" + node.func_name +
-                        "' is not in the kernel library or its imports");
-      }
-      step.fn = f.get()->c_function();
-      step.func = std::move(f);
+      // func_name comes from the file: only a kernel may be called (runtime/module.h, "Kernels").
+      StatusOr<PackedFunc> f = lib_.GetKernel(node.func_name);
+      if (!f.ok()) return std::move(f).status().Annotate(g.DescribeNode(nid));
+      step.fn = f->get()->c_function();
+      step.func = std::move(*f);
     }
     steps_.push_back(std::move(step));
   }
@@ -259,11 +252,18 @@ Status GraphExecutor::Run() {
       if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
     }
   }
-  uint64_t ws = WorkspacePool::ThreadLocal().reserved_bytes();
-  for (DeviceMemory& d : plan_.devices) {
-    if (d.device.device_type == kDLCPU && ws > d.workspace_bytes) d.workspace_bytes = ws;
-  }
+  const uint64_t ws = WorkspacePool::ThreadLocal().reserved_bytes();
+  if (ws > cpu_workspace_bytes_.load(std::memory_order_relaxed)) cpu_workspace_bytes_.store(ws, std::memory_order_relaxed);
   return Status::Ok();
+}
+
+MemoryPlan GraphExecutor::memory_plan() const {
+  MemoryPlan plan = plan_;  // immutable after Create
+  const uint64_t ws = cpu_workspace_bytes_.load(std::memory_order_relaxed);
+  for (DeviceMemory& d : plan.devices) {
+    if (d.device.device_type == kDLCPU) d.workspace_bytes = ws;
+  }
+  return plan;
 }
 
 StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
@@ -368,6 +368,10 @@ Status GraphExecutor::CheckZeroCopyTarget(uint32_t eid, const DLTensor& v, const
 Status GraphExecutor::SetInput(int index, const DLTensor& value) {
   SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
   SORUN_EXCLUSIVE();
+  return SetInputLocked(index, value);
+}
+
+Status GraphExecutor::SetInputLocked(int index, const DLTensor& value) {
   uint32_t eid = input_entries_[static_cast<size_t>(index)];
   const std::string what = "set_input '" + graph_->nodes[graph_->arg_nodes[static_cast<size_t>(index)]].name + "'";
   SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
@@ -440,16 +444,19 @@ Status GraphExecutor::SetOutputZeroCopy(int index, const DLTensor& value, Object
 
 StatusOr<Tensor> GraphExecutor::GetInput(int index) const {
   SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
+  SORUN_EXCLUSIVE();
   return entries_[input_entries_[static_cast<size_t>(index)]];
 }
 
 StatusOr<Tensor> GraphExecutor::GetOutput(int index) const {
   SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
+  SORUN_EXCLUSIVE();
   return entries_[output_entries_[static_cast<size_t>(index)]];
 }
 
 Status GraphExecutor::CopyOutputTo(int index, const DLTensor& out) const {
   SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
+  SORUN_EXCLUSIVE();
   uint32_t eid = output_entries_[static_cast<size_t>(index)];
   const std::string what = "get_output " + std::to_string(index);
   SORUN_RETURN_IF_ERROR(CheckBinding(eid, out, what.c_str()));
@@ -460,6 +467,7 @@ Status GraphExecutor::LoadParams(std::string_view params_bytes) {
   BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
   SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
+  SORUN_EXCLUSIVE();
   // Validate every name before writing anything.
   std::vector<int> indices;
   for (const auto& kv : params) {
@@ -472,8 +480,8 @@ Status GraphExecutor::LoadParams(std::string_view params_bytes) {
     indices.push_back(it->second);
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    SORUN_RETURN_IF_ERROR(SetInput(indices[i], *params[i].second.dl()));
-    loaded_param_[static_cast<size_t>(indices[i])] = 1;
+    SORUN_RETURN_IF_ERROR(SetInputLocked(indices[i], *params[i].second.dl()));
+    loaded_param_[static_cast<size_t>(indices[i])].store(true, std::memory_order_relaxed);
   }
   return Status::Ok();
 }
@@ -482,6 +490,10 @@ Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view p
   BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
   SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
   SORUN_EXCLUSIVE();
+  // `other`'s tensors are read too: it must not be rebinding them meanwhile.
+  if (&other == this) return InvalidArgument("share_params: an executor cannot share params with itself");
+  BusyGuard other_guard(other);
+  SORUN_RETURN_IF_ERROR(other_guard.status());
   for (const auto& kv : params) {
     auto mine = input_by_name_.find(kv.first);
     auto theirs = other.input_by_name_.find(kv.first);
@@ -506,7 +518,7 @@ std::vector<TensorInfo> GraphExecutor::InputInfo(bool include_params) const {
   for (size_t i = 0; i < input_entries_.size(); ++i) {
     uint32_t eid = input_entries_[i];
     bool is_param = bound_param_[eid] != 0;
-    if (!include_params && (is_param || loaded_param_[i])) continue;
+    if (!include_params && (is_param || loaded_param_[i].load(std::memory_order_relaxed))) continue;
     out.push_back(TensorInfo{graph_->nodes[graph_->arg_nodes[i]].name, graph_->shape[eid], graph_->dltype[eid], is_param});
   }
   return out;

@@ -9,9 +9,12 @@
 // input name is an error, set_input checks shape and dtype, and writing a shared parameter copies it
 // into executor-private memory first (copy-on-write) so other executors never see the change.
 //
-// Threading: an executor is single-threaded; a call made while another thread is inside the same
-// executor fails with FailedPrecondition instead of racing. Many executors (e.g. one per thread, all
-// from one factory) run concurrently. Tensors passed to the zero-copy calls must stay alive and
+// Threading: an executor is single-threaded; a call that reads or writes its tensors or bindings
+// (SetInput*, SetOutputZeroCopy, GetInput, GetOutput, CopyOutputTo, Run, Profile, LoadParams,
+// ShareParams) made while another thread is inside the same executor fails with FailedPrecondition
+// ("being used by another thread") instead of racing. Metadata (graph, devices, indices by name,
+// InputInfo, OutputInfo, memory_plan) is fixed at Create or atomic and may be read from any thread.
+// Many executors (e.g. one per thread, all from one factory) run concurrently. Tensors passed to the zero-copy calls must stay alive and
 // unchanged in shape while bound.
 #ifndef SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_H_
 #define SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_H_
@@ -62,8 +65,9 @@ class GraphExecutor {
   const GraphSpec& graph() const { return *graph_; }
   const std::vector<DLDevice>& devices() const { return devices_; }
   const Module& kernel_library() const { return lib_; }
-  // The memory plan; workspace is the calling thread's reserved workspace after the last run.
-  const MemoryPlan& memory_plan() const { return plan_; }
+  // The memory plan (a copy); CPU workspace is the largest workspace a run has reserved so far.
+  // Safe to call while another thread runs the executor (the plan itself never changes).
+  MemoryPlan memory_plan() const;
 
   // Inputs are the graph's arg_nodes (parameters included), as in TVM.
   int num_inputs() const { return static_cast<int>(input_entries_.size()); }
@@ -118,6 +122,8 @@ class GraphExecutor {
   // Gives `eid` executor-private storage (copy-on-write of shared memory).
   Status MakePrivate(uint32_t eid);
   Status CheckIndex(int index, int count, const char* what) const;
+  // SetInput's body; the caller holds the busy guard.
+  Status SetInputLocked(int index, const DLTensor& value);
 
   std::shared_ptr<const GraphSpec> graph_;
   Module lib_;
@@ -143,7 +149,8 @@ class GraphExecutor {
   std::vector<uint32_t> output_entries_;
   std::unordered_map<std::string, int> input_by_name_;
   std::unordered_map<std::string, int> output_by_name_;
-  std::vector<uint8_t> loaded_param_;  // per input index: set via LoadParams
+  std::unique_ptr<std::atomic<bool>[]> loaded_param_;  // per input index: set via LoadParams (read unguarded)
+  std::atomic<uint64_t> cpu_workspace_bytes_{0};       // largest workspace a run reserved
   mutable std::atomic<bool> busy_{false};
 };
 

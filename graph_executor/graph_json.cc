@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "graph_executor/plan_validation.h"
 #include "runtime/data_type.h"
 
 namespace sorun {
@@ -15,6 +16,17 @@ namespace {
 using rapidjson::Value;
 
 Status Bad(const std::string& what) { return DataLoss("graph JSON: " + what); }
+
+// TVM's reader keeps the last of two equal keys, RapidJSON keeps both: a graph whose meaning depends on
+// which one a reader picks is refused. `where` names the object ("top level", "node 3", ...).
+Status CheckUniqueKeys(const Value& object, const std::string& where) {
+  std::set<std::string_view> keys;
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    std::string_view key(it->name.GetString(), it->name.GetStringLength());
+    if (!keys.insert(key).second) return Bad(where + ": key '" + std::string(key) + "' appears twice");
+  }
+  return Status::Ok();
+}
 
 // Reads a non-negative integer that fits in uint32.
 bool GetU32(const Value& v, uint32_t* out) {
@@ -54,6 +66,7 @@ Status ParseEntryRef(const Value& v, const std::string& where, GraphEntryRef* ou
 Status ParseNode(const Value& v, uint32_t nid, GraphNode* node) {
   const std::string where = "node " + std::to_string(nid);
   if (!v.IsObject()) return Bad(where + ": not an object");
+  SORUN_RETURN_IF_ERROR(CheckUniqueKeys(v, where));
   bool has_op = false, has_name = false, has_inputs = false;
   const Value* attrs = nullptr;
   for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
@@ -77,6 +90,7 @@ Status ParseNode(const Value& v, uint32_t nid, GraphNode* node) {
       has_inputs = true;
     } else if (key == "attrs" || key == "attr") {
       if (!val.IsObject()) return Bad(where + ": 'attrs' must be an object");
+      if (attrs) return Bad(where + ": has both 'attrs' and 'attr'");
       attrs = &val;
     } else if (key == "control_deps") {
       if (!val.IsArray()) return Bad(where + ": 'control_deps' must be an array");
@@ -97,6 +111,7 @@ Status ParseNode(const Value& v, uint32_t nid, GraphNode* node) {
     return Bad(named + ": op '" + node->op + "' is not supported (expected 'null' or 'tvm_op')");
   }
   if (attrs) {
+    SORUN_RETURN_IF_ERROR(CheckUniqueKeys(*attrs, named + " attrs"));
     for (auto it = attrs->MemberBegin(); it != attrs->MemberEnd(); ++it) {
       std::string key(it->name.GetString(), it->name.GetStringLength());
       if (!it->value.IsString()) return Bad(named + ": attribute '" + key + "' must be a string");
@@ -143,6 +158,7 @@ Status ParseNode(const Value& v, uint32_t nid, GraphNode* node) {
 // attrs entries are ["tag", value].
 Status ParseAttrs(const Value& attrs, GraphSpec* g) {
   if (!attrs.IsObject()) return Bad("'attrs' must be an object");
+  SORUN_RETURN_IF_ERROR(CheckUniqueKeys(attrs, "'attrs'"));
   bool has_dltype = false, has_sid = false, has_shape = false;
   for (auto it = attrs.MemberBegin(); it != attrs.MemberEnd(); ++it) {
     std::string key(it->name.GetString(), it->name.GetStringLength());
@@ -280,13 +296,6 @@ Status Validate(GraphSpec* g) {
     if (node.func_name == "__copy" && (node.inputs.size() != 1 || node.num_outputs != 1)) {
       return Bad(g->DescribeNode(i) + ": __copy takes one input and one output");
     }
-    if (node.func_name == "__nop") {
-      for (const GraphEntryRef& in : node.inputs) {
-        if (g->storage_id[g->entry_id(in)] != g->storage_id[g->entry_id(i, 0)]) {
-          return Bad(g->DescribeNode(i) + ": __nop output must share storage with its input");
-        }
-      }
-    }
   }
   std::set<uint32_t> seen;
   for (size_t k = 0; k < g->arg_nodes.size(); ++k) {
@@ -303,7 +312,8 @@ Status Validate(GraphSpec* g) {
                  ", " + std::to_string(h.index) + ")");
     }
   }
-  return Status::Ok();
+  // Inputs, names, __nop aliasing and the liveness of the storage plan.
+  return ValidateExecutionPlan(*g);
 }
 
 }  // namespace
@@ -328,6 +338,7 @@ StatusOr<GraphSpec> GraphSpec::Parse(std::string_view json) {
                rapidjson::GetParseError_En(doc.GetParseError()));
   }
   if (!doc.IsObject()) return Bad("top level is not an object");
+  SORUN_RETURN_IF_ERROR(CheckUniqueKeys(doc, "top level"));
   GraphSpec g;
   bool has[5] = {false, false, false, false, false};
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {

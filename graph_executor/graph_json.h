@@ -2,7 +2,9 @@
 // RapidJSON and validated completely, so the executor never meets an inconsistency at run time:
 // node kinds and attributes, input references (in range, topological), node_row_ptr, arg_nodes,
 // heads and every per-entry attribute list (length, dtype strings, shapes, storage ids, device
-// types, storage scopes). Errors name the key and the node (index and name).
+// types, storage scopes), duplicate keys in any object, and the execution plan (inputs, names,
+// __nop aliasing, storage liveness: ValidateExecutionPlan, plan_validation.h). Errors name the key and
+// the node (index and name).
 // Immutable once parsed; shared by all executors of a factory; thread-safe to read.
 #ifndef SORUN_GRAPH_EXECUTOR_GRAPH_JSON_H_
 #define SORUN_GRAPH_EXECUTOR_GRAPH_JSON_H_

@@ -68,7 +68,7 @@ StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevi
     }
     std::string have;
     for (const DLDevice& d : devices) have += (have.empty() ? "" : ", ") + DeviceToString(d);
-    return InvalidArgument("graph entry " + std::to_string(eid) + " must live on a " + DeviceTypeName(type) +
+    return InvalidArgument("graph entry " + std::to_string(eid) + " must live on a " + DescribeDeviceType(type) +
                            " device but the executor was created with " + have);
   };
 

@@ -4,8 +4,9 @@
 
 namespace sorun {
 
-StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params) {
+StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, std::string source) {
   ObjectPtr<SharedWeights> w = ObjectPtr<SharedWeights>::FromRaw(new SharedWeights());
+  w->source_ = std::move(source);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& t = params[i].second;
     if (!t.defined()) return InvalidArgument("param '" + params[i].first + "' is undefined");
@@ -19,6 +20,22 @@ StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params) {
   }
   w->params_ = std::move(params);
   return w;
+}
+
+Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph) const {
+  for (uint32_t nid : graph.arg_nodes) {
+    const std::string& name = graph.nodes[nid].name;
+    const Tensor* w = Find(name);
+    if (w == nullptr) continue;
+    const uint32_t eid = graph.entry_id(nid, 0);
+    if (w->dtype() != graph.dltype[eid] || w->shape() != graph.shape[eid]) {
+      return InvalidArgument((source_.empty() ? "" : source_ + ": ") + "param '" + name + "' is " + w->Describe() +
+                             " but the graph input expects " +
+                             DTypeToString(graph.dltype[eid]) +
+                             ShapeToString(graph.shape[eid].data(), static_cast<int>(graph.shape[eid].size())));
+    }
+  }
+  return Status::Ok();
 }
 
 const Tensor* SharedWeights::Find(const std::string& name) const {

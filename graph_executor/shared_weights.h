@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "graph_executor/graph_json.h"
 #include "runtime/object.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -20,8 +21,13 @@ namespace sorun {
 
 class SharedWeights final : public Object {
  public:
-  // `params`: CPU tensors by name (names unique).
-  static StatusOr<ObjectPtr<SharedWeights>> Create(NamedTensors params);
+  // `params`: CPU tensors by name (names unique). `source` names where they came from in errors (the
+  // params file of a three-file deployment; empty for a factory's own params).
+  static StatusOr<ObjectPtr<SharedWeights>> Create(NamedTensors params, std::string source = {});
+
+  // The one params-vs-graph rule: every weight named like an input of `graph` has that input's dtype
+  // and shape. The error names the param and `source`.
+  Status CheckAgainstGraph(const GraphSpec& graph) const;
 
   // The CPU tensor named `name`, or nullptr.
   const Tensor* Find(const std::string& name) const;
@@ -29,6 +35,7 @@ class SharedWeights final : public Object {
   StatusOr<Tensor> OnDevice(const std::string& name, DLDevice device);
 
   const NamedTensors& params() const { return params_; }
+  const std::string& source() const { return source_; }
   uint64_t total_bytes() const { return total_bytes_; }
   // Bytes uploaded to `device` so far.
   uint64_t uploaded_bytes(DLDevice device) const;
@@ -36,6 +43,7 @@ class SharedWeights final : public Object {
  private:
   SharedWeights() = default;
   NamedTensors params_;
+  std::string source_;
   std::unordered_map<std::string, size_t> index_;
   uint64_t total_bytes_ = 0;
   mutable std::mutex mutex_;

@@ -1,11 +1,13 @@
 // The C functions compiled kernels and C clients call (runtime/c_runtime_api.h). Each converts
 // between the C ABI (return code + last error) and sorun's Status-returning C++ API; none throws or
-// aborts.
+// aborts: every body runs inside GuardCBoundary (runtime/packed_func.h), which turns a C++ exception
+// (std::bad_alloc, one thrown by a C++ packed function) into -1 / NULL and TVMGetLastError().
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "runtime/c_runtime_api.h"
+#include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"
 #include "runtime/last_error.h"
@@ -28,140 +30,174 @@ extern "C" {
 
 int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args,
                 TVMValue* ret_val, int* ret_type_code) {
-  if (func == nullptr) return StatusToReturnCode(sorun::InvalidArgument("TVMFuncCall: null function handle"));
-  if (num_args < 0 || (num_args > 0 && (arg_values == nullptr || type_codes == nullptr))) {
-    return StatusToReturnCode(sorun::InvalidArgument("TVMFuncCall: bad argument arrays"));
-  }
-  // Strings returned across the C boundary stay valid until the next call on this thread.
-  thread_local Value ret;
-  ret = Value();
-  Status status = static_cast<PackedFuncNode*>(func)->Call(PackedArgs(arg_values, type_codes, num_args), &ret);
-  if (!status.ok()) return StatusToReturnCode(status);
-  if (ret_val && ret_type_code) {
-    ret.ExportRaw(ret_val, ret_type_code);
-  }
-  return 0;
+  return sorun::GuardCBoundary("TVMFuncCall", -1, [&]() -> int {
+    if (func == nullptr) return StatusToReturnCode(sorun::InvalidArgument("TVMFuncCall: null function handle"));
+    if (num_args < 0 || (num_args > 0 && (arg_values == nullptr || type_codes == nullptr))) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMFuncCall: bad argument arrays"));
+    }
+    // Strings returned across the C boundary stay valid until the next call on this thread.
+    thread_local Value ret;
+    ret = Value();
+    Status status = static_cast<PackedFuncNode*>(func)->Call(PackedArgs(arg_values, type_codes, num_args), &ret);
+    if (!status.ok()) return StatusToReturnCode(status);
+    if (ret_val && ret_type_code) {
+      ret.ExportRaw(ret_val, ret_type_code);
+    }
+    return 0;
+  });
 }
 
 int TVMFuncFree(TVMFunctionHandle func) {
-  if (func) static_cast<PackedFuncNode*>(func)->DecRef();
-  return 0;
+  return sorun::GuardCBoundary("TVMFuncFree", -1, [&]() -> int {
+    if (func) static_cast<PackedFuncNode*>(func)->DecRef();
+    return 0;
+  });
 }
 
 int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
-  if (name == nullptr || out == nullptr) {
-    return StatusToReturnCode(sorun::InvalidArgument("TVMFuncGetGlobal: null argument"));
-  }
-  sorun::PackedFunc f = sorun::FunctionRegistry::Global().Get(name);
-  if (f.defined()) {
-    f.get()->IncRef();  // the caller owns one reference (TVMFuncFree)
-    *out = f.get();
-  } else {
-    *out = nullptr;
-  }
-  return 0;
+  return sorun::GuardCBoundary("TVMFuncGetGlobal", -1, [&]() -> int {
+    if (name == nullptr || out == nullptr) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMFuncGetGlobal: null argument"));
+    }
+    sorun::PackedFunc f = sorun::FunctionRegistry::Global().Get(name);
+    if (f.defined()) {
+      f.get()->IncRef();  // the caller owns one reference (TVMFuncFree)
+      *out = f.get();
+    } else {
+      *out = nullptr;
+    }
+    return 0;
+  });
 }
 
 int TVMModFree(TVMModuleHandle mod) {
-  if (mod) static_cast<ModuleNode*>(mod)->DecRef();
-  return 0;
+  return sorun::GuardCBoundary("TVMModFree", -1, [&]() -> int {
+    if (mod) static_cast<ModuleNode*>(mod)->DecRef();
+    return 0;
+  });
 }
 
 int TVMArrayFree(TVMArrayHandle handle) {
-  if (handle) sorun::TensorNode::FromDLTensor(handle)->DecRef();
-  return 0;
+  return sorun::GuardCBoundary("TVMArrayFree", -1, [&]() -> int {
+    if (handle) sorun::TensorNode::FromDLTensor(handle)->DecRef();
+    return 0;
+  });
 }
 
-void TVMAPISetLastError(const char* msg) { sorun::SetLastError(msg ? msg : ""); }
+void TVMAPISetLastError(const char* msg) {
+  sorun::GuardCBoundary("TVMAPISetLastError", 0, [&]() -> int {
+    sorun::SetLastError(msg ? msg : "");
+    return 0;
+  });
+}
 
 const char* TVMGetLastError(void) { return sorun::GetLastErrorMessage().c_str(); }
 
 int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* out) {
-  if (func_name == nullptr || out == nullptr) {
-    return StatusToReturnCode(sorun::InvalidArgument("TVMBackendGetFuncFromEnv: null argument"));
-  }
-  *out = nullptr;
-  if (mod_node == nullptr) {
-    // A library loaded without a module context: only the global registry can answer. The registry
-    // keeps the function alive.
-    sorun::PackedFunc f = sorun::FunctionRegistry::Global().Get(func_name);
-    if (!f.defined()) {
-      return StatusToReturnCode(sorun::NotFound(std::string("cannot find function '") + func_name +
-                                                "' in the global registry (no module context)"));
+  return sorun::GuardCBoundary("TVMBackendGetFuncFromEnv", -1, [&]() -> int {
+    if (func_name == nullptr || out == nullptr) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMBackendGetFuncFromEnv: null argument"));
     }
-    *out = f.get();
+    *out = nullptr;
+    if (mod_node == nullptr) {
+      // A library loaded without a module context: only the global registry can answer. The registry
+      // keeps the function alive.
+      sorun::PackedFunc f = sorun::FunctionRegistry::Global().Get(func_name);
+      if (!f.defined()) {
+        return StatusToReturnCode(sorun::NotFound(std::string("cannot find function '") + func_name +
+                                                  "' in the global registry (no module context)"));
+      }
+      *out = f.get();
+      return 0;
+    }
+    auto f = static_cast<ModuleNode*>(mod_node)->GetFuncFromEnv(func_name);
+    if (!f.ok()) return StatusToReturnCode(f.status());
+    *out = f->get();  // borrowed: cached by the module for its lifetime
     return 0;
-  }
-  auto f = static_cast<ModuleNode*>(mod_node)->GetFuncFromEnv(func_name);
-  if (!f.ok()) return StatusToReturnCode(f.status());
-  *out = f->get();  // borrowed: cached by the module for its lifetime
-  return 0;
+  });
 }
 
 void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes, int dtype_code_hint,
                                int dtype_bits_hint) {
-  if (device_type == kDLCPU) {
-    void* ptr = sorun::WorkspacePool::ThreadLocal().Alloc(static_cast<size_t>(nbytes));
-    if (!ptr) sorun::SetLastError("TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
-    return ptr;
-  }
-  auto api = sorun::GetDeviceApi(device_type);
-  if (!api.ok()) {
-    sorun::SetLastError(api.status().message());
-    return nullptr;
-  }
-  auto ptr = (*api)->AllocWorkspace(DLDevice{static_cast<DLDeviceType>(device_type), device_id},
-                                    static_cast<size_t>(nbytes));
-  if (!ptr.ok()) {
-    sorun::SetLastError(ptr.status().message());
-    return nullptr;
-  }
-  return *ptr;
+  return sorun::GuardCBoundary("TVMBackendAllocWorkspace", static_cast<void*>(nullptr), [&]() -> void* {
+    if (device_type == kDLCPU) {
+      void* ptr = sorun::WorkspacePool::ThreadLocal().Alloc(static_cast<size_t>(nbytes));
+      if (!ptr) sorun::SetLastError("TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
+      return ptr;
+    }
+    auto api = sorun::GetDeviceApi(device_type);
+    if (!api.ok()) {
+      sorun::SetLastError(api.status().message());
+      return nullptr;
+    }
+    auto device = sorun::MakeDevice(device_type, device_id);
+    if (!device.ok()) {
+      sorun::SetLastError(device.status().message());
+      return nullptr;
+    }
+    auto ptr = (*api)->AllocWorkspace(*device, static_cast<size_t>(nbytes));
+    if (!ptr.ok()) {
+      sorun::SetLastError(ptr.status().message());
+      return nullptr;
+    }
+    return *ptr;
+  });
 }
 
 int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
-  if (device_type == kDLCPU) {
-    if (sorun::WorkspacePool::ThreadLocal().Free(ptr)) return 0;
-    return StatusToReturnCode(sorun::InvalidArgument(
-        "TVMBackendFreeWorkspace: pointer was not allocated by this thread's workspace pool"));
-  }
-  auto api = sorun::GetDeviceApi(device_type);
-  if (!api.ok()) return StatusToReturnCode(api.status());
-  return StatusToReturnCode(
-      (*api)->FreeWorkspace(DLDevice{static_cast<DLDeviceType>(device_type), device_id}, ptr));
+  return sorun::GuardCBoundary("TVMBackendFreeWorkspace", -1, [&]() -> int {
+    if (device_type == kDLCPU) {
+      if (sorun::WorkspacePool::ThreadLocal().Free(ptr)) return 0;
+      return StatusToReturnCode(sorun::InvalidArgument(
+          "TVMBackendFreeWorkspace: pointer was not allocated by this thread's workspace pool"));
+    }
+    auto api = sorun::GetDeviceApi(device_type);
+    if (!api.ok()) return StatusToReturnCode(api.status());
+    auto device = sorun::MakeDevice(device_type, device_id);
+    if (!device.ok()) return StatusToReturnCode(device.status());
+    return StatusToReturnCode((*api)->FreeWorkspace(*device, ptr));
+  });
 }
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
-  return sorun::ThreadPool::Global().Launch(flambda, cdata, num_task);
+  return sorun::GuardCBoundary("TVMBackendParallelLaunch", -1, [&]() -> int {
+    return sorun::ThreadPool::Global().Launch(flambda, cdata, num_task);
+  });
 }
 
 int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
-  return sorun::ThreadPool::Barrier(task_id, penv);
+  return sorun::GuardCBoundary("TVMBackendParallelBarrier", -1, [&]() -> int {
+    return sorun::ThreadPool::Barrier(task_id, penv);
+  });
 }
 
 int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int nbytes) {
-  static std::recursive_mutex* mutex = new std::recursive_mutex();
-  if (handle == nullptr || f == nullptr) {
-    return StatusToReturnCode(sorun::InvalidArgument("TVMBackendRunOnce: null argument"));
-  }
-  std::lock_guard<std::recursive_mutex> lock(*mutex);
-  if (*handle == nullptr) {
-    *handle = reinterpret_cast<void*>(1);
-    int rc = f(cdata);
-    if (rc != 0) {
-      *handle = nullptr;  // allow a retry after a failure
-      return -1;
+  return sorun::GuardCBoundary("TVMBackendRunOnce", -1, [&]() -> int {
+    static std::recursive_mutex* mutex = new std::recursive_mutex();
+    if (handle == nullptr || f == nullptr) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMBackendRunOnce: null argument"));
     }
-  }
-  return 0;
+    std::lock_guard<std::recursive_mutex> lock(*mutex);
+    if (*handle == nullptr) {
+      *handle = reinterpret_cast<void*>(1);
+      int rc = f(cdata);
+      if (rc != 0) {
+        *handle = nullptr;  // allow a retry after a failure
+        return -1;
+      }
+    }
+    return 0;
+  });
 }
 
 int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr) {
-  if (name == nullptr) {
-    return StatusToReturnCode(sorun::InvalidArgument("TVMBackendRegisterSystemLibSymbol: null name"));
-  }
-  sorun::RegisterSystemLibSymbol(name, ptr);
-  return 0;
+  return sorun::GuardCBoundary("TVMBackendRegisterSystemLibSymbol", -1, [&]() -> int {
+    if (name == nullptr) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMBackendRegisterSystemLibSymbol: null name"));
+    }
+    sorun::RegisterSystemLibSymbol(name, ptr);
+    return 0;
+  });
 }
 
 }  // extern "C"

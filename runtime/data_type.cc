@@ -103,6 +103,25 @@ const char* DeviceTypeName(int device_type) {
   }
 }
 
+StatusOr<DLDevice> MakeDevice(int64_t device_type, int64_t device_id) {
+  if (!IsDLDeviceTypeValue(device_type)) {
+    return InvalidArgument("unknown device type " + std::to_string(device_type) + " (DLPack device types are 0.." +
+                           std::to_string(kMaxDLDeviceTypeValue) + ")");
+  }
+  if (device_id < INT32_MIN || device_id > INT32_MAX) {
+    return InvalidArgument("device id " + std::to_string(device_id) + " does not fit in 32 bits");
+  }
+  return DLDevice{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+}
+
+std::string DescribeDeviceType(int64_t device_type) {
+  if (device_type >= INT32_MIN && device_type <= INT32_MAX) {
+    std::string name = DeviceTypeName(static_cast<int>(device_type));
+    if (name != "unknown_device") return name;
+  }
+  return "unknown device type " + std::to_string(device_type);
+}
+
 std::string DeviceToString(DLDevice device) {
   std::string name = DeviceTypeName(device.device_type);
   if (name == "unknown_device") name = "device_type_" + std::to_string(device.device_type);

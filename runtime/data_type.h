@@ -51,6 +51,16 @@ inline size_t DTypeBytes(DLDataType t) {
   return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8;
 }
 
+// Bytes between consecutive scalars (lanes) of compact storage, under DTypeBytes' rule: bits / 8 when
+// each lane fills whole bytes (float32x4: 4); DTypeBytes(t) for a one-lane sub-byte type (bool, int4:
+// one scalar per byte); 0 when several sub-byte lanes share bytes (int1x8, int4x2), which cannot be
+// addressed one scalar at a time. A tensor of N bytes holds N / stride addressable scalars. Code that
+// walks tensor data scalar by scalar must bound its loop this way, never by elements * lanes.
+inline size_t DTypeScalarStride(DLDataType t) {
+  if (t.lanes <= 1) return DTypeBytes(t);
+  return t.bits % 8 == 0 ? static_cast<size_t>(t.bits / 8) : 0;
+}
+
 // "cpu", "cuda", "opencl", ... or "device_type_<n>".
 const char* DeviceTypeName(int device_type);
 // "cpu:0", "opencl:1".
@@ -67,6 +77,12 @@ inline constexpr int64_t kMaxDLDeviceTypeValue = 15;
 inline bool IsDLDeviceTypeValue(int64_t device_type) {
   return device_type >= 0 && device_type <= kMaxDLDeviceTypeValue;
 }
+
+// The one conversion of an integer (from a file, a caller or a C kernel) to a device: InvalidArgument
+// "unknown device type 99 (DLPack device types are 0..15)" when IsDLDeviceTypeValue is false.
+StatusOr<DLDevice> MakeDevice(int64_t device_type, int64_t device_id);
+// DeviceTypeName, or "unknown device type <n>" for a type without a name (messages must show it).
+std::string DescribeDeviceType(int64_t device_type);
 
 // Number of elements of `shape`, or an error if a dimension is negative or the product overflows.
 StatusOr<int64_t> ShapeNumElements(const int64_t* shape, int ndim);

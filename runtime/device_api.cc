@@ -59,7 +59,10 @@ StatusOr<DeviceApi*> GetDeviceApi(int device_type) {
     DeviceApi* api = Table().apis[device_type].load(std::memory_order_acquire);
     if (api) return api;
   }
-  std::string name = DeviceTypeName(device_type);
+  const std::string name = DescribeDeviceType(device_type);
+  if (!IsDLDeviceTypeValue(device_type) || name.rfind("unknown", 0) == 0) {
+    return Unavailable("no backend for " + name + " is registered in this process");
+  }
   std::string hint;
   if (device_type == kDLOpenCL) hint = " (link //runtime/opencl and call sorun::RegisterOpenclBackend())";
   if (device_type == kDLCUDA) hint = " (link //runtime/cuda and call sorun::RegisterCudaBackend())";
@@ -78,7 +81,7 @@ Status CheckDeviceExists(DLDevice device) {
       if (!described.ok()) why = ": " + described.status().message();
     }
     return Unavailable("device " + DeviceToString(device) + " is not present (" + std::to_string(count) + " " +
-                       DeviceTypeName(device.device_type) + " device(s) found)" + why);
+                       DescribeDeviceType(device.device_type) + " device(s) found)" + why);
   }
   return Status::Ok();
 }

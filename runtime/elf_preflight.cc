@@ -11,13 +11,13 @@
 namespace sorun {
 namespace {
 
-struct Load {
-  uint64_t vaddr, filesz, memsz;
-};
-
 Status Bad(const std::string& path, const std::string& why) {
   return DataLoss(path + ": not a loadable shared library: " + why);
 }
+
+uint16_t U16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t U32(const uint8_t* p) { return static_cast<uint32_t>(U16(p)) | (static_cast<uint32_t>(U16(p + 2)) << 16); }
+uint64_t U64(const uint8_t* p) { return static_cast<uint64_t>(U32(p)) | (static_cast<uint64_t>(U32(p + 4)) << 32); }
 
 }  // namespace
 
@@ -44,47 +44,86 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
     return Bad(path, "built for ELF machine " + std::to_string(eh.e_machine) + ", this machine is " + std::to_string(machine));
   }
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) return Bad(path, "bad program header table");
-  uint64_t ph_end = eh.e_phoff + static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr);
-  if (eh.e_phoff > size || ph_end > size || ph_end < eh.e_phoff) {
-    return Bad(path, "program header table (byte " + std::to_string(eh.e_phoff) + ", " + std::to_string(eh.e_phnum) +
+  SORUN_ASSIGN_OR_RETURN(ElfDynamicFacts facts, ReadElfDynamicFacts(data, size, path));
+  bool has_load = false;
+  for (const ElfProgramHeader& p : facts.headers) has_load = has_load || p.type == PT_LOAD;
+  if (!has_load) return Bad(path, "no loadable segment");
+  if (!facts.has_dynamic) return Bad(path, "no dynamic section");
+  if (facts.strtab == 0 || facts.symtab == 0) return Bad(path, "the dynamic section has no symbol or string table");
+  return Status::Ok();
+}
+
+std::optional<uint64_t> ElfDynamicFacts::FileOffset(uint64_t vaddr, uint64_t length) const {
+  for (const ElfProgramHeader& p : headers) {
+    if (p.type != PT_LOAD || vaddr < p.vaddr) continue;
+    const uint64_t delta = vaddr - p.vaddr;
+    if (delta < p.filesz && length <= p.filesz - delta) return p.offset + delta;
+  }
+  return std::nullopt;
+}
+
+StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, const std::string& path) {
+  ElfDynamicFacts facts;
+  if (size < sizeof(Elf64_Ehdr)) return Bad(path, "the file is shorter than an ELF header");
+  const uint64_t phoff = U64(data + 32);
+  const uint16_t phentsize = U16(data + 54);
+  const uint16_t phnum = U16(data + 56);
+  if (phnum == 0) return facts;
+  if (phentsize < sizeof(Elf64_Phdr)) {
+    return Bad(path, "e_phentsize " + std::to_string(phentsize) + " is smaller than an Elf64_Phdr (56 bytes)");
+  }
+  if (phoff > size || phnum > (size - phoff) / phentsize) {
+    return Bad(path, "program header table (byte " + std::to_string(phoff) + ", " + std::to_string(phnum) +
                          " entries) lies past the end of the " + std::to_string(size) + "-byte file (truncated?)");
   }
-  std::vector<Load> loads;
-  const Elf64_Phdr* dynamic = nullptr;
-  std::vector<Elf64_Phdr> phdrs(eh.e_phnum);
-  std::memcpy(phdrs.data(), data + eh.e_phoff, eh.e_phnum * sizeof(Elf64_Phdr));
-  for (size_t i = 0; i < phdrs.size(); ++i) {
-    const Elf64_Phdr& p = phdrs[i];
-    if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
-    uint64_t end = p.p_offset + p.p_filesz;
-    if (end < p.p_offset || end > size) {
-      return Bad(path, std::string(p.p_type == PT_LOAD ? "segment" : "dynamic section") + " " + std::to_string(i) +
-                           " needs file bytes " + std::to_string(p.p_offset) + ".." + std::to_string(end) +
-                           " but the file has " + std::to_string(size) + " (truncated?)");
+  const ElfProgramHeader* dynamic = nullptr;
+  facts.headers.reserve(phnum);
+  for (uint32_t i = 0; i < phnum; ++i) {
+    const uint64_t at = phoff + static_cast<uint64_t>(i) * phentsize;
+    const uint8_t* h = data + at;
+    ElfProgramHeader p;
+    p.index = i;
+    p.header_offset = at;
+    p.type = U32(h);
+    p.flags = U32(h + 4);
+    p.offset = U64(h + 8);
+    p.vaddr = U64(h + 16);
+    p.filesz = U64(h + 32);
+    p.memsz = U64(h + 40);
+    facts.headers.push_back(p);
+    if (p.type != PT_LOAD && p.type != PT_DYNAMIC) continue;
+    if (p.offset > size || p.filesz > size - p.offset) {
+      return Bad(path, std::string(p.type == PT_LOAD ? "segment" : "dynamic section") + " " + std::to_string(i) +
+                           " (program header at byte " + std::to_string(at) + ") needs file bytes " +
+                           std::to_string(p.offset) + " + " + std::to_string(p.filesz) + " but the file has " +
+                           std::to_string(size) + " (truncated?)");
     }
-    if (p.p_type == PT_LOAD) {
-      if (p.p_filesz > p.p_memsz) return Bad(path, "segment " + std::to_string(i) + " has p_filesz > p_memsz");
-      loads.push_back(Load{p.p_vaddr, p.p_filesz, p.p_memsz});
-    } else {
-      dynamic = &phdrs[i];
+    if (p.type == PT_LOAD && p.filesz > p.memsz) {
+      return Bad(path, "segment " + std::to_string(i) + " has p_filesz > p_memsz");
     }
+    if (p.type == PT_DYNAMIC && dynamic == nullptr) dynamic = &facts.headers.back();
   }
-  if (loads.empty()) return Bad(path, "no loadable segment");
-  if (dynamic == nullptr) return Bad(path, "no dynamic section");
+  if (dynamic == nullptr) return facts;
+  facts.has_dynamic = true;
   // Addresses the loader dereferences must be backed by file bytes of a loaded segment.
-  auto mapped = [&](uint64_t vaddr) {
-    for (const Load& l : loads) {
-      if (vaddr >= l.vaddr && vaddr < l.vaddr + l.filesz) return true;
-    }
-    return false;
-  };
-  const size_t count = dynamic->p_filesz / sizeof(Elf64_Dyn);
-  bool has_strtab = false, has_symtab = false;
+  const uint64_t dyn_offset = dynamic->offset;
+  const size_t count = static_cast<size_t>(dynamic->filesz / sizeof(Elf64_Dyn));
   for (size_t i = 0; i < count; ++i) {
-    Elf64_Dyn d;
-    std::memcpy(&d, data + dynamic->p_offset + i * sizeof(Elf64_Dyn), sizeof(d));
-    if (d.d_tag == DT_NULL) break;
-    switch (d.d_tag) {
+    const uint8_t* d = data + dyn_offset + i * sizeof(Elf64_Dyn);
+    const int64_t tag = static_cast<int64_t>(U64(d));
+    const uint64_t value = U64(d + 8);
+    if (tag == DT_NULL) break;
+    uint64_t* field = nullptr;
+    switch (tag) {
+      case DT_STRTAB: field = &facts.strtab; break;
+      case DT_SYMTAB: field = &facts.symtab; break;
+      case DT_HASH: field = &facts.hash; break;
+      case DT_GNU_HASH: field = &facts.gnu_hash; break;
+      case DT_STRSZ: field = &facts.strsz; break;
+      case DT_SYMENT: field = &facts.syment; break;
+      default: break;
+    }
+    switch (tag) {
       case DT_STRTAB:
       case DT_SYMTAB:
       case DT_HASH:
@@ -92,19 +131,18 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
       case DT_VERSYM:
       case DT_RELA:
       case DT_JMPREL:
-        if (!mapped(d.d_un.d_ptr)) {
-          return Bad(path, "dynamic entry " + std::to_string(i) + " (tag " + std::to_string(d.d_tag) +
+        if (!facts.FileOffset(value, 1)) {
+          return Bad(path, "dynamic entry " + std::to_string(i) + " (tag " + std::to_string(tag) + ", byte " +
+                               std::to_string(dyn_offset + i * sizeof(Elf64_Dyn)) +
                                ") points outside the file's loaded segments");
         }
-        has_strtab = has_strtab || d.d_tag == DT_STRTAB;
-        has_symtab = has_symtab || d.d_tag == DT_SYMTAB;
         break;
       default:
         break;
     }
+    if (field != nullptr && *field == 0) *field = value;
   }
-  if (!has_strtab || !has_symtab) return Bad(path, "the dynamic section has no symbol or string table");
-  return Status::Ok();
+  return facts;
 }
 
 Status PreflightSharedLibrary(const std::string& path) {

@@ -30,8 +30,19 @@ class LibraryModuleNode final : public ModuleNode {
   ~LibraryModuleNode() override;
 
   const char* type_key() const override;
+  // Any symbol of the library's scope (bare dlsym, plus the __tvm_main__ indirection): for the
+  // runtime's own lookups by fixed names (_lookup_linked_param, __tvm_main__) and host code's
+  // TVMBackendGetFuncFromEnv. Never for names read from a file: use GetKernelFunction.
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
+  // The kernel rule (runtime/registry_keys.h states it for every reader): `name` must be a symbol
+  // defined by this library itself (not a dependency: its link map), of type STT_FUNC or
+  // STT_GNU_IFUNC (an address without a covering dynamic symbol counts only inside an executable
+  // segment of the library: an IFUNC's resolved code), global or weak, and not a reserved ABI name
+  // (keys::IsReservedAbiSymbol). `__tvm_main__` resolves to the entry it names, which must pass the
+  // rule. NotFound when no loaded file defines `name`; InvalidArgument saying why otherwise.
+  StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
   int property_mask() const override { return kModuleRunnable; }
+  bool provides_kernels() const override { return true; }
 
   const ObjectPtr<SharedLibrary>& library() const { return library_; }
   // Address of a symbol of the library, or nullptr.
@@ -47,6 +58,10 @@ class LibraryModuleNode final : public ModuleNode {
  private:
   explicit LibraryModuleNode(ObjectPtr<SharedLibrary> library);
   void InitContext();
+  // The entry function named by an LLVM-style __tvm_main__ string (bounded by the symbol's size), or "".
+  std::string MainTarget(const SharedLibrary::SymbolInfo& main) const;
+  // The kernel rule for one symbol that is not __tvm_main__ (see GetKernelFunction).
+  StatusOr<PackedFunc> CheckedKernel(const std::string& symbol, const ObjectPtr<ModuleNode>& self) const;
 
   ObjectPtr<SharedLibrary> library_;
   int context_slots_filled_ = 0;

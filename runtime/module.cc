@@ -23,7 +23,34 @@ PackedFunc FindInTree(const ObjectPtr<ModuleNode>& node, std::string_view name) 
   return PackedFunc();
 }
 
+// Depth-first GetKernelFunction over the tree; remembers the first refusal in `refusal`.
+PackedFunc FindKernelInTree(const ObjectPtr<ModuleNode>& node, std::string_view name, Status* refusal) {
+  StatusOr<PackedFunc> f = node->GetKernelFunction(name, node);
+  if (f.ok() && f->defined()) return *f;
+  if (refusal->ok()) {
+    if (!f.ok() && f.status().code() != StatusCode::kNotFound) {
+      *refusal = f.status();
+    } else if (!node->provides_kernels() && node->GetFunction(name, node).defined()) {
+      *refusal = InvalidArgument("kernel function '" + std::string(name) + "' is provided by a " + node->type_key() +
+                                 " module, which has no kernels");
+    }
+  }
+  for (const Module& m : node->imports()) {
+    PackedFunc k = FindKernelInTree(m.node(), name, refusal);
+    if (k.defined()) return k;
+  }
+  return PackedFunc();
+}
+
 }  // namespace
+
+StatusOr<PackedFunc> ModuleNode::GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) {
+  if (provides_kernels()) {
+    PackedFunc f = GetFunction(name, self);
+    if (f.defined()) return f;
+  }
+  return NotFound("kernel function '" + std::string(name) + "' is not in module '" + type_key() + "'");
+}
 
 Status ModuleNode::SaveToBinary(BinaryWriter* writer) const {
   return Unimplemented(std::string("module of type '") + type_key() + "' cannot be serialized");
@@ -61,6 +88,15 @@ PackedFunc Module::GetFunction(std::string_view name, bool query_imports) const 
   if (!node_) return PackedFunc();
   if (!query_imports) return node_->GetFunction(name, node_);
   return FindInTree(node_, name);
+}
+
+StatusOr<PackedFunc> Module::GetKernel(std::string_view name) const {
+  if (!node_) return InvalidArgument("kernel function '" + std::string(name) + "': no kernel library module");
+  Status refusal;
+  PackedFunc f = FindKernelInTree(node_, name, &refusal);
+  if (f.defined()) return f;
+  if (!refusal.ok()) return refusal;
+  return NotFound("kernel function '" + std::string(name) + "' is not in the kernel library or its imports");
 }
 
 }  // namespace sorun

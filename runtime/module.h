@@ -30,6 +30,13 @@ enum ModuleProperty : int {
   kModuleDsoExportable = 0b100,       // host code that becomes the shared library itself ("_lib")
 };
 
+// Kernels. A graph node's func_name is read from a file, so it must never choose arbitrary code:
+// graph executors resolve it with Module::GetKernel, never with GetFunction. A kernel is
+//   (a) a function of the kernel library that passes the kernel rule (LibraryModuleNode), or
+//   (b) a function of a module whose provides_kernels() is true (device modules: "opencl", "cuda";
+//       their functions check their own arguments).
+// Functions of any other module (GraphExecutorFactory, GraphExecutor, user modules) are never kernels.
+
 class ModuleNode : public Object {
  public:
   // Stable type key ("library", "cuda", "opencl", "GraphExecutorFactory"); the blob key.
@@ -38,10 +45,17 @@ class ModuleNode : public Object {
   // this node, for closures that must keep the module alive.
   virtual PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) = 0;
   virtual int property_mask() const { return kModuleRunnable; }
+  // True when a graph node may name this module's functions as kernels (see "Kernels" above): the
+  // kernel library and device modules. sorun's own property, kept out of TVM's property_mask bits.
+  virtual bool provides_kernels() const { return false; }
   // Writes this module's payload (blob entry after the type key). Default: Unimplemented.
   virtual Status SaveToBinary(BinaryWriter* writer) const;
   // Names of the functions this module knows it has, when it can list them (for tools and tests).
   virtual std::vector<std::string> ListFunctionNames() const { return {}; }
+  // The kernel `name` of this module only (see "Kernels" above). NotFound when the module has no
+  // such function; any other error when it has one that is not a kernel, saying why. Default: when
+  // provides_kernels(), GetFunction(name); otherwise NotFound. Thread-safe after loading.
+  virtual StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self);
 
   const std::vector<Module>& imports() const { return imports_; }
   // Appends `child` to the imports. Refuses a child that would create an import cycle.
@@ -74,6 +88,11 @@ class Module {
   const std::vector<Module>& imports() const { return node_->imports(); }
   // The function `name` of this module, else (query_imports) of its imports depth-first in order.
   PackedFunc GetFunction(std::string_view name, bool query_imports = false) const;
+  // The kernel `name` for a graph node: the first module, in GetFunction's query_imports order, whose
+  // GetKernelFunction finds it. Otherwise the first refusal met ("kernel function 'system' is not a
+  // function defined by model.so (it resolves into .../libc.so.6)", "... is provided by a
+  // GraphExecutorFactory module, which has no kernels"), else NotFound. Thread-safe after loading.
+  StatusOr<PackedFunc> GetKernel(std::string_view name) const;
   Status Import(Module child) const { return node_->Import(std::move(child)); }
 
   friend bool operator==(const Module& a, const Module& b) { return a.node_ == b.node_; }

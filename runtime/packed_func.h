@@ -14,6 +14,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -212,6 +213,28 @@ class PackedFunc {
   }
   ObjectPtr<PackedFuncNode> node_;
 };
+
+// Sets the calling thread's last error to "<entry>: <what>" for a C++ exception caught at a C
+// boundary ("out of memory" for std::bad_alloc). Never throws (a message that cannot be built leaves
+// "<entry>: C++ exception" or, failing that, the previous message).
+void SetLastErrorFromException(const char* entry, const std::exception* e) noexcept;
+
+// Runs `body`, the work of a C entry point (TVMFuncCall, TVMBackend*, TVMAPISetLastError, ...), so
+// that no C++ exception crosses into C code (a compiled kernel or a C client): std::bad_alloc,
+// std::length_error from a growing string or vector, or anything a C++ packed function throws
+// becomes `error_value` (-1, or NULL for pointers) with the message in TVMGetLastError(). Every
+// extern "C" function of the runtime and its backends wraps its body in this. Thread-safe.
+template <typename R, typename F>
+R GuardCBoundary(const char* entry, R error_value, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    SetLastErrorFromException(entry, &e);
+  } catch (...) {
+    SetLastErrorFromException(entry, nullptr);
+  }
+  return error_value;
+}
 
 }  // namespace sorun
 

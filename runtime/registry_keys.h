@@ -3,6 +3,8 @@
 #ifndef SORUN_RUNTIME_REGISTRY_KEYS_H_
 #define SORUN_RUNTIME_REGISTRY_KEYS_H_
 
+#include <string_view>
+
 namespace sorun {
 namespace keys {
 
@@ -43,6 +45,33 @@ inline constexpr char kSymbolBlobChecksum[] = "__sorun_blob_checksum";
 // tvm-ffi era symbols (v0.21+), recognised only to report them clearly.
 inline constexpr char kSymbolFfiLibraryBin[] = "__tvm_ffi_library_bin";
 inline constexpr char kSymbolFfiLibraryBinV22[] = "__tvm_ffi__library_bin";
+
+// ---- Which names may be kernels ----
+// The kernel rule (runtime/library_module.h, LibraryModuleNode::GetKernelFunction; the same rule for
+// `sorun verify`, which reads .dynsym without loading): a graph node's func_name names a kernel of the
+// kernel library only if it is a symbol DEFINED BY THAT LIBRARY ITSELF (not by a dependency such as
+// libc), of type STT_FUNC or STT_GNU_IFUNC, with binding STB_GLOBAL or STB_WEAK, and not reserved
+// below. `__tvm_main__` is the one exception to "reserved": it is an entry alias (a function, or a
+// string naming the entry function, which must itself pass the rule).
+
+// True for names of the TVM / sorun ABI and of the toolchain that are never kernels, whatever their
+// type: every `__tvm_` name (__tvm_module_ctx, __tvm_dev_mblob, __tvm_set_device, __tvm_ffi_*...),
+// the `__TVM` context slots (__TVMFuncCall, ...), every `__sorun_` name (__sorun_blob_checksum),
+// `_lookup_linked_param` (called by the runtime with its own arguments) and the ELF `_init` / `_fini`.
+// `__tvm_main__` is NOT reserved (see above). Pure; any thread.
+inline bool IsReservedAbiSymbol(std::string_view name) {
+  if (name == kSymbolModuleMain) return false;
+  return name.substr(0, 6) == "__tvm_" || name.substr(0, 5) == "__TVM" || name.substr(0, 8) == "__sorun_" ||
+         name == kSymbolLookupLinkedParam || name == "_init" || name == "_fini";
+}
+
+// True for the blob type keys of graph executor modules (factory, legacy factory, executor): roots of
+// a model, never dependencies of a kernel library. The tree rule (serialization/module_blob.h,
+// ValidateKernelLibraryImports) refuses them anywhere below "_lib". Pure; any thread.
+inline bool IsGraphExecutorTypeKey(std::string_view key) {
+  return key == kTypeKeyGraphExecutorFactory || key == kTypeKeyLegacyGraphRuntimeFactory ||
+         key == kTypeKeyGraphExecutor;
+}
 
 }  // namespace keys
 }  // namespace sorun

@@ -8,6 +8,7 @@
 #ifndef SORUN_RUNTIME_SHARED_LIBRARY_H_
 #define SORUN_RUNTIME_SHARED_LIBRARY_H_
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/object.h"
@@ -21,8 +22,26 @@ class SharedLibrary final : public Object {
   static StatusOr<ObjectPtr<SharedLibrary>> Open(const std::string& path);
   ~SharedLibrary() override;
 
-  // dlsym, or nullptr.
+  // dlsym, or nullptr. Searches this library AND its dependencies (libc...) and returns data too:
+  // never use it on a name read from a file (see DescribeSymbol and the kernel rule).
   void* FindSymbol(const char* name) const;
+
+  // What dlsym(name) finds and which loaded file defines it: the facts the kernel rule
+  // (LibraryModuleNode::GetKernelFunction) judges. Plain data.
+  struct SymbolInfo {
+    void* address = nullptr;    // dlsym's answer; null when no object in the library's scope defines it
+    bool defined_here = false;  // defined by this library itself (its link map), not by a dependency
+    std::string defined_in;     // the file whose mapping holds `address` ("" when none does, e.g. TLS)
+    bool has_entry = false;     // a defined dynamic symbol of that file starts at `address`
+    unsigned char type = 0;     // its ELF type, STT_* (when has_entry)
+    unsigned char binding = 0;  // its ELF binding, STB_* (when has_entry)
+    uint64_t size = 0;          // its st_size (when has_entry)
+    bool in_code = false;       // `address` lies in an executable PT_LOAD segment of this library
+  };
+  // dlsym(name), then dladdr1 (RTLD_DL_LINKMAP, RTLD_DL_SYMENT) against dlinfo(RTLD_DI_LINKMAP) and
+  // the library's program headers. Resolving a STT_GNU_IFUNC name runs the library's resolver (the
+  // library is trusted code). Thread-safe.
+  SymbolInfo DescribeSymbol(const char* name) const;
   const std::string& path() const { return path_; }
   // The dlopen handle (identical for every Open of the same file in one process).
   void* handle() const { return handle_; }

@@ -1,5 +1,8 @@
 #include "runtime/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace sorun {
 
 const char* StatusCodeName(StatusCode code) {
@@ -58,6 +61,14 @@ Status&& Status::Annotate(std::string_view context) && {
   return std::move(*this);
 }
 
+namespace status_internal {
+void DieOnBadStatusOrAccess(const Status& status) {
+  std::fprintf(stderr, "sorun: StatusOr accessed without a value: %s\n", status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace status_internal
+
 Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
 Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 Status AlreadyExists(std::string m) { return Status(StatusCode::kAlreadyExists, std::move(m)); }
@@ -69,5 +80,15 @@ Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, 
 Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
 Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 Status Aborted(std::string m) { return Status(StatusCode::kAborted, std::move(m)); }
+
+std::string HexString(uint64_t v) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), kDigits[v & 0xf]);
+    v >>= 4;
+  } while (v != 0);
+  return "0x" + digits;
+}
 
 }  // namespace sorun

@@ -7,6 +7,7 @@
 #ifndef SORUN_RUNTIME_STATUS_H_
 #define SORUN_RUNTIME_STATUS_H_
 
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string>
@@ -82,8 +83,19 @@ Status ResourceExhausted(std::string message);
 Status Internal(std::string message);
 Status Aborted(std::string message);
 
-// A value of type T or an error Status. Accessing value() of an error is a programming error
-// (checked in debug builds); callers test ok() first or use SORUN_ASSIGN_OR_RETURN.
+// For messages that name addresses and offsets: "0x" + lowercase hex digits of `v` ("0x1f40").
+std::string HexString(uint64_t v);
+
+namespace status_internal {
+// Called when a failed StatusOr is dereferenced: prints "sorun: StatusOr accessed without a value:
+// <status>" to stderr and aborts. Defined behaviour in every build (like std::optional::value()
+// throwing; the core uses no exceptions). Never returns.
+[[noreturn]] void DieOnBadStatusOrAccess(const Status& status);
+}  // namespace status_internal
+
+// A value of type T or an error Status. Accessing the value of an error (value(), operator*,
+// operator->) is a programming error and aborts with the status message in every build; callers test
+// ok() first or use SORUN_ASSIGN_OR_RETURN.
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -102,16 +114,16 @@ class [[nodiscard]] StatusOr {
     new (&storage_) T(std::forward<U>(value));
   }
   StatusOr(const StatusOr& other) : status_(other.status_), has_value_(other.has_value_) {
-    if (has_value_) new (&storage_) T(other.ref());
+    if (has_value_) new (&storage_) T(other.raw());
   }
   StatusOr(StatusOr&& other) noexcept : status_(std::move(other.status_)), has_value_(other.has_value_) {
-    if (has_value_) new (&storage_) T(std::move(other.ref()));
+    if (has_value_) new (&storage_) T(std::move(other.raw()));
   }
   StatusOr& operator=(StatusOr other) noexcept {
     Reset();
     status_ = std::move(other.status_);
     has_value_ = other.has_value_;
-    if (has_value_) new (&storage_) T(std::move(other.ref()));
+    if (has_value_) new (&storage_) T(std::move(other.raw()));
     return *this;
   }
   ~StatusOr() { Reset(); }
@@ -130,10 +142,19 @@ class [[nodiscard]] StatusOr {
   const T* operator->() const { return &ref(); }
 
  private:
-  T& ref() { return *std::launder(reinterpret_cast<T*>(&storage_)); }
-  const T& ref() const { return *std::launder(reinterpret_cast<const T*>(&storage_)); }
+  // Checked access: every public accessor goes through these.
+  T& ref() {
+    if (!has_value_) status_internal::DieOnBadStatusOrAccess(status_);
+    return raw();
+  }
+  const T& ref() const {
+    if (!has_value_) status_internal::DieOnBadStatusOrAccess(status_);
+    return raw();
+  }
+  T& raw() { return *std::launder(reinterpret_cast<T*>(&storage_)); }
+  const T& raw() const { return *std::launder(reinterpret_cast<const T*>(&storage_)); }
   void Reset() {
-    if (has_value_) ref().~T();
+    if (has_value_) raw().~T();
     has_value_ = false;
   }
 

@@ -35,6 +35,15 @@ bool IsAlignmentPadName(std::string_view name) {
   return name.substr(0, sizeof(kAlignmentPadPrefix) - 1) == kAlignmentPadPrefix;
 }
 
+bool IsAlignmentPad(std::string_view name, const NDArrayHeader& h) {
+  constexpr size_t kPrefix = sizeof(kAlignmentPadPrefix) - 1;
+  if (name.size() != kPrefix + 6 || !IsAlignmentPadName(name)) return false;
+  for (char c : name.substr(kPrefix)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return h.dtype == UInt8() && h.shape.size() == 1 && h.shape[0] < static_cast<int64_t>(kAllocAlignment);
+}
+
 Status ReadNDArrayHeader(BinaryReader& reader, NDArrayHeader* h) {
   uint64_t start = reader.offset();
   uint64_t magic = 0, reserved = 0;
@@ -82,9 +91,10 @@ Status ReadNDArrayHeader(BinaryReader& reader, NDArrayHeader* h) {
   return reader.ReadBytes(static_cast<size_t>(data_bytes), &h->data, "NDArray data");
 }
 
-StatusOr<Tensor> ReadNDArray(BinaryReader& reader, bool allow_zero_copy) {
-  NDArrayHeader h;
-  SORUN_RETURN_IF_ERROR(ReadNDArrayHeader(reader, &h));
+namespace {
+
+// The tensor of a header just read by ReadNDArrayHeader.
+StatusOr<Tensor> TensorFromHeader(const BinaryReader& reader, const NDArrayHeader& h, bool allow_zero_copy) {
   if (allow_zero_copy && reader.owner() && reinterpret_cast<uintptr_t>(h.data) % kAllocAlignment == 0) {
     SORUN_ASSIGN_OR_RETURN(Tensor t, Tensor::Wrap(const_cast<uint8_t*>(h.data), h.data_bytes, h.shape, h.dtype,
                                                   CpuDevice(), reader.owner()));
@@ -94,6 +104,14 @@ StatusOr<Tensor> ReadNDArray(BinaryReader& reader, bool allow_zero_copy) {
   SORUN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(h.shape, h.dtype, CpuDevice()));
   if (h.data_bytes) std::memcpy(t.data(), h.data, static_cast<size_t>(h.data_bytes));
   return t;
+}
+
+}  // namespace
+
+StatusOr<Tensor> ReadNDArray(BinaryReader& reader, bool allow_zero_copy) {
+  NDArrayHeader h;
+  SORUN_RETURN_IF_ERROR(ReadNDArrayHeader(reader, &h));
+  return TensorFromHeader(reader, h, allow_zero_copy);
 }
 
 Status WriteNDArray(const DLTensor& t, BinaryWriter* writer) {
@@ -115,7 +133,16 @@ Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer,
   for (const auto& kv : params) {
     if (!kv.second.defined()) return InvalidArgument("param '" + kv.first + "' is undefined");
     SORUN_RETURN_IF_ERROR_CTX(CheckWritable(*kv.second.dl()), "param '" + kv.first + "'");
-    if (IsAlignmentPadName(kv.first)) return InvalidArgument("param name '" + kv.first + "' is reserved");
+    // The one rule readers apply (IsAlignmentPad): a tensor that would read back as a pad would be
+    // dropped, so it cannot be written; any other name, even with the pad prefix, round-trips.
+    NDArrayHeader h;
+    h.dtype = kv.second.dtype();
+    h.shape = kv.second.shape();
+    if (IsAlignmentPad(kv.first, h)) {
+      return InvalidArgument("param '" + kv.first + "' is indistinguishable from an alignment pad (" +
+                             std::string(kAlignmentPadPrefix) +
+                             "NNNNNN, 1-D uint8 under 64 bytes) and would be dropped when read: rename it");
+    }
   }
   // Entry list: with alignment, every real tensor is preceded by one pad entry.
   std::vector<std::string> names;
@@ -171,9 +198,13 @@ StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy
   }
   NamedTensors out;
   for (size_t i = 0; i < names.size(); ++i) {
-    auto t = ReadNDArray(reader, allow_zero_copy);
+    NDArrayHeader h;
+    Status s = ReadNDArrayHeader(reader, &h);
+    if (!s.ok()) return std::move(s).Annotate("param '" + names[i] + "'");
+    if (IsAlignmentPad(names[i], h)) continue;
+    auto t = TensorFromHeader(reader, h, allow_zero_copy);
     if (!t.ok()) return std::move(t).status().Annotate("param '" + names[i] + "'");
-    if (!IsAlignmentPadName(names[i])) out.emplace_back(names[i], std::move(t).value());
+    out.emplace_back(names[i], std::move(t).value());
   }
   return out;
 }

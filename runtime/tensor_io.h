@@ -28,7 +28,8 @@ inline constexpr char kAlignmentPadPrefix[] = "__sorun_pad_";
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-// True for names written as alignment pads.
+// True for names in the pads' reserved namespace (the prefix): writers refuse such param names and
+// graphs refuse such input names, so no real tensor is ever taken for a pad.
 bool IsAlignmentPadName(std::string_view name);
 
 // The header of one NDArray plus where its data is, without touching the data (for inspection).
@@ -41,6 +42,9 @@ struct NDArrayHeader {
 };
 // Reads and validates an NDArray header and skips its data.
 Status ReadNDArrayHeader(BinaryReader& reader, NDArrayHeader* header);
+// True when `name` and `header` are exactly what the writer emits as a pad: "__sorun_pad_" + 6
+// digits, a 1-D uint8 array of 0-63 bytes. Readers skip only these; anything else is a real tensor.
+bool IsAlignmentPad(std::string_view name, const NDArrayHeader& header);
 
 // Reads one NDArray. `allow_zero_copy`: share aligned data with reader.owner().
 StatusOr<Tensor> ReadNDArray(BinaryReader& reader, bool allow_zero_copy);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "runtime/env_vars.h"
 #include "runtime/last_error.h"
 
 namespace sorun {
@@ -26,13 +27,11 @@ constexpr int kSpinIterations = 4000;
 constexpr int64_t kDefaultWorkerSpinUs = 1000;
 
 int64_t WorkerSpinNs() {
+  // A bad value falls back to the default here (a worker cannot fail); CheckSorunEnvironment()
+  // reports it to the caller of sorun::Initialize() and to the CLI.
   static const int64_t ns = [] {
-    if (const char* env = std::getenv("SORUN_SPIN_US")) {
-      char* end = nullptr;
-      long long v = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && v >= 0 && v <= 1000000) return static_cast<int64_t>(v) * 1000;
-    }
-    return kDefaultWorkerSpinUs * 1000;
+    auto v = ThreadPool::ConfiguredSpinUs();
+    return (v.ok() && v->has_value() ? **v : kDefaultWorkerSpinUs) * 1000;
   }();
   return ns;
 }
@@ -44,12 +43,18 @@ int64_t NowNs() {
 
 }  // namespace
 
+StatusOr<std::optional<int64_t>> ThreadPool::ConfiguredNumThreads() {
+  return GetEnvInt(kEnvNumThreads, 1, kMaxThreads, "threads in the CPU pool; unset: one per hardware thread");
+}
+
+StatusOr<std::optional<int64_t>> ThreadPool::ConfiguredSpinUs() {
+  return GetEnvInt(kEnvSpinUs, 0, kMaxSpinUs,
+                   "microseconds an idle worker polls before it sleeps; unset: " + std::to_string(kDefaultWorkerSpinUs));
+}
+
 int ThreadPool::DefaultNumThreads() {
-  if (const char* env = std::getenv("SORUN_NUM_THREADS")) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0 && v <= 1024) return static_cast<int>(v);
-  }
+  auto configured = ConfiguredNumThreads();  // a bad value: the default (reported by CheckSorunEnvironment)
+  if (configured.ok() && configured->has_value()) return static_cast<int>(**configured);
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }

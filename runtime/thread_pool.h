@@ -15,11 +15,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/c_runtime_api.h"
+#include "runtime/status.h"
 
 namespace sorun {
 
@@ -33,8 +35,15 @@ class ThreadPool {
 
   // The process-wide pool (created on first use).
   static ThreadPool& Global();
-  // SORUN_NUM_THREADS if set to a positive integer, else std::thread::hardware_concurrency().
+  // SORUN_NUM_THREADS if set (1..kMaxThreads), else std::thread::hardware_concurrency(). A malformed
+  // value means the default here; ConfiguredNumThreads() / CheckSorunEnvironment() report it.
   static int DefaultNumThreads();
+  // SORUN_NUM_THREADS and SORUN_SPIN_US, parsed strictly (runtime/env_vars.h): nullopt when unset,
+  // InvalidArgument naming the variable and the accepted values when malformed.
+  static constexpr int64_t kMaxThreads = 1024;
+  static constexpr int64_t kMaxSpinUs = 1000000;
+  static StatusOr<std::optional<int64_t>> ConfiguredNumThreads();
+  static StatusOr<std::optional<int64_t>> ConfiguredSpinUs();
 
   int num_threads() const { return num_threads_; }
 

@@ -75,11 +75,6 @@ constexpr size_t kEhPhoff = 32, kEhShoff = 40, kEhPhnum = 56, kEhShnum = 60, kEh
 constexpr size_t kShName = 0, kShType = 4, kShFlags = 8, kShAddr = 16, kShOffset = 24, kShSize = 32,
                  kShLink = 40, kShInfo = 44, kShAddralign = 48, kShEntsize = 56;
 
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 bool RangeFits(uint64_t offset, uint64_t length, uint64_t size) {
   return offset <= size && length <= size - offset;
@@ -407,7 +402,7 @@ Status Injector::ReadProgramHeaders() {
     return InvalidArgument(name_ + ": no PT_DYNAMIC segment: not a dynamically loadable shared library");
   }
   if (load_align_ > kMaxLoadAlignment) {
-    return Unsupported("PT_LOAD alignment " + Hex(load_align_) + " (more than 1 GiB)");
+    return Unsupported("PT_LOAD alignment " + HexString(load_align_) + " (more than 1 GiB)");
   }
   // The end of the file bytes that a loader with pages up to load_align_ maps for the segments.
   for (const ProgramHeader& p : phdrs_) {
@@ -438,7 +433,7 @@ Status Injector::ReadDynamicSection() {
   const std::string label = "PT_DYNAMIC";
   uint64_t mapped = 0;
   if (!FileOffsetOf(d.vaddr, d.filesz, &mapped) || mapped != d.offset) {
-    return Unsupported("PT_DYNAMIC (file offset " + std::to_string(d.offset) + ", address " + Hex(d.vaddr) +
+    return Unsupported("PT_DYNAMIC (file offset " + std::to_string(d.offset) + ", address " + HexString(d.vaddr) +
                        ") is not file-backed at that address by a PT_LOAD");
   }
   if (d.filesz % kDynEntrySize != 0) {
@@ -473,7 +468,7 @@ Status Injector::ReadDynamicSection() {
       case kDtChecksum:
       case kDtGnuConflict:
       case kDtGnuLiblist:
-        return Unsupported(entry + " (tag " + Hex(static_cast<uint64_t>(e.tag)) +
+        return Unsupported(entry + " (tag " + HexString(static_cast<uint64_t>(e.tag)) +
                            ") marks a prelinked library; undo it first (prelink -u)");
       case kDtFlags1:
         if (e.value & kDf1Pie) {
@@ -508,16 +503,16 @@ StatusOr<uint32_t> Injector::SectionAt(uint64_t address, uint32_t type, const ch
     }
     found = s.index;
   }
-  if (found < 0) return Unsupported(std::string(tag) + " " + Hex(address) + " has no section header");
+  if (found < 0) return Unsupported(std::string(tag) + " " + HexString(address) + " has no section header");
   const ElfSection& s = image_.sections()[static_cast<size_t>(found)];
   if (s.addr != address) {
-    return Unsupported(std::string(tag) + " is " + Hex(address) + " but " + SectionLabel(s.index) +
-                       " is at " + Hex(s.addr));
+    return Unsupported(std::string(tag) + " is " + HexString(address) + " but " + SectionLabel(s.index) +
+                       " is at " + HexString(s.addr));
   }
   uint64_t offset = 0;
   if ((s.flags & kShfAlloc) == 0 || !FileOffsetOf(s.addr, s.size, &offset) || offset != s.offset) {
     return Unsupported(SectionLabel(s.index) + " (file offset " + std::to_string(s.offset) + ", address " +
-                       Hex(s.addr) + ") is not what a PT_LOAD maps at that address");
+                       HexString(s.addr) + ") is not what a PT_LOAD maps at that address");
   }
   return static_cast<uint32_t>(found);
 }
@@ -537,9 +532,9 @@ Status Injector::FindTables() {
   uint64_t offset = 0;
   if (dynstr.addr != dt_strtab_ || dynstr.size != dt_strsz_ || (dynstr.flags & kShfAlloc) == 0 ||
       !FileOffsetOf(dynstr.addr, dynstr.size, &offset) || offset != dynstr.offset) {
-    return Unsupported("DT_STRTAB " + Hex(dt_strtab_) + " / DT_STRSZ " + std::to_string(dt_strsz_) +
+    return Unsupported("DT_STRTAB " + HexString(dt_strtab_) + " / DT_STRSZ " + std::to_string(dt_strsz_) +
                        " do not match " + SectionLabel(dynstr_index_) + " (the .dynsym string table, at " +
-                       Hex(dynstr.addr) + ", " + std::to_string(dynstr.size) + " bytes, file offset " +
+                       HexString(dynstr.addr) + ", " + std::to_string(dynstr.size) + " bytes, file offset " +
                        std::to_string(dynstr.offset) + ")");
   }
   if (has_hash_) {
@@ -664,7 +659,7 @@ Status Injector::PlanSymbols() {
       return Unsupported(where + " is an undefined reference; the library expects another object to provide it");
     }
     if (!options_.replace_existing) {
-      return AlreadyExists(name_ + ": already packed: " + where + " is defined (address " + Hex(first.value) +
+      return AlreadyExists(name_ + ": already packed: " + where + " is defined (address " + HexString(first.value) +
                            ", " + std::to_string(first.size) +
                            " bytes); inject into the kernel library without a blob, or replace it "
                            "(BlobInjectionOptions::replace_existing)");
@@ -781,6 +776,9 @@ bool Injector::PlanInPlaceProgramHeaders() {
   for (size_t i : notes) {
     const ProgramHeader& n = phdrs_[i];
     if (!RangeFits(n.offset, n.filesz, in_.size())) return refuse("a PT_NOTE extends past the end of the file");
+    // A note is file bytes only: its memory size is its file size (a larger p_memsz would be carried to
+    // the note's new, higher address, where p_vaddr + p_memsz may overflow).
+    if (n.memsz != n.filesz) return refuse("a PT_NOTE whose p_memsz differs from its p_filesz would have to move");
     for (const ElfSection& s : image_.sections()) {  // a moved note range must hold whole notes only
       if (s.type == elf::kSectionNull || s.type == elf::kSectionNoBits || s.size == 0) continue;
       const bool touches = s.offset < n.offset + n.filesz && n.offset < s.offset + s.size;
@@ -814,7 +812,7 @@ bool Injector::PlanInPlaceProgramHeaders() {
                          e.tag == 25 || e.tag == 26 || e.tag == 32 || e.tag == 36 ||
                          (e.tag >= 0x6ffffe00 && e.tag <= 0x6ffffeff) || e.tag == 0x6ffffffc || e.tag == 0x6ffffffe;
     if (pointer && e.value >= lo && e.value < hi) {
-      return refuse("dynamic tag " + Hex(static_cast<uint64_t>(e.tag)) + " points right after the table");
+      return refuse("dynamic tag " + HexString(static_cast<uint64_t>(e.tag)) + " points right after the table");
     }
   }
   return true;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "runtime/binary_reader.h"
@@ -15,16 +16,6 @@
 
 namespace sorun {
 namespace {
-
-std::string Hex(uint64_t v) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), kDigits[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  return "0x" + digits;
-}
 
 // True when [offset, offset + length) lies inside [0, size). Overflow-safe.
 bool RangeFits(uint64_t offset, uint64_t length, uint64_t size) {
@@ -149,7 +140,101 @@ Status ElfImage::ParseAll() {
                                       " bytes)");
     }
   }
-  return ParseSectionHeaders(shoff, shentsize, shnum, shstrndx);
+  ElfDynamicFacts facts;
+  if (phnum != 0) {
+    SORUN_ASSIGN_OR_RETURN(facts, ReadElfDynamicFacts(data_, size_, file_name_));
+    program_headers_ = facts.headers;
+  }
+  SORUN_RETURN_IF_ERROR(ParseSectionHeaders(shoff, shentsize, shnum, shstrndx));
+  if (dynamic_symbols_.empty() && facts.has_dynamic && facts.symtab != 0) {
+    SORUN_RETURN_IF_ERROR(ParseDynamicSegmentSymbols(facts));
+  }
+  return Status::Ok();
+}
+
+std::vector<LoadSegment> ElfImage::LoadSegments() const {
+  std::vector<LoadSegment> out;
+  for (const ElfProgramHeader& p : program_headers_) {
+    if (p.type != elf::kProgramLoad) continue;
+    LoadSegment s;
+    s.index = p.index;
+    s.vaddr = p.vaddr;
+    s.file_size = p.filesz;
+    s.memory_size = p.memsz;
+    s.file_offset = p.offset;
+    s.readable = (p.flags & elf::kSegmentReadable) != 0;
+    s.bytes = data_ + p.offset;  // inside the file: checked by ReadElfDynamicFacts
+    out.push_back(s);
+  }
+  return out;
+}
+
+StatusOr<uint64_t> ElfImage::DynamicSymbolCount(const ElfDynamicFacts& facts) const {
+  auto u32_at = [&](uint64_t vaddr, const char* what) -> StatusOr<uint32_t> {
+    std::optional<uint64_t> off = facts.FileOffset(vaddr, 4);
+    if (!off) {
+      return DataLoss(file_name_ + ": " + what + " at address " + HexString(vaddr) +
+                      " is not inside the file-backed part of a PT_LOAD segment");
+    }
+    const uint8_t* p = data_ + *off;
+    return static_cast<uint32_t>(p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24));
+  };
+  if (facts.hash != 0) {  // DT_HASH: nbucket, nchain; nchain is the symbol count
+    SORUN_ASSIGN_OR_RETURN(uint32_t nchain, u32_at(facts.hash + 4, "DT_HASH nchain"));
+    return nchain;
+  }
+  if (facts.gnu_hash == 0) {
+    return DataLoss(file_name_ + ": the dynamic section has DT_SYMTAB but neither DT_HASH nor DT_GNU_HASH: the "
+                    "symbol count is unknown");
+  }
+  // DT_GNU_HASH: nbuckets, symoffset, bloom_size, bloom_shift, bloom[bloom_size] (u64), buckets, chains.
+  // The count is one past the highest symbol index reachable: the last chain entry (bit 0 set) of the
+  // highest bucket start.
+  const uint64_t h = facts.gnu_hash;
+  SORUN_ASSIGN_OR_RETURN(uint32_t nbuckets, u32_at(h, "DT_GNU_HASH nbuckets"));
+  SORUN_ASSIGN_OR_RETURN(uint32_t symoffset, u32_at(h + 4, "DT_GNU_HASH symoffset"));
+  SORUN_ASSIGN_OR_RETURN(uint32_t bloom_size, u32_at(h + 8, "DT_GNU_HASH bloom_size"));
+  const uint64_t buckets = h + 16 + 8 * static_cast<uint64_t>(bloom_size);
+  if (!facts.FileOffset(buckets, 4 * static_cast<uint64_t>(nbuckets))) {
+    return DataLoss(file_name_ + ": DT_GNU_HASH at address " + HexString(h) + ": " + std::to_string(nbuckets) +
+                    " buckets after a " + std::to_string(bloom_size) +
+                    "-word bloom filter do not fit in the file-backed part of a PT_LOAD segment");
+  }
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < nbuckets; ++b) {
+    SORUN_ASSIGN_OR_RETURN(uint32_t start, u32_at(buckets + 4 * static_cast<uint64_t>(b), "DT_GNU_HASH bucket"));
+    last = std::max(last, start);
+  }
+  if (last < symoffset) return static_cast<uint64_t>(symoffset);  // no hashed symbols
+  const uint64_t chains = buckets + 4 * static_cast<uint64_t>(nbuckets);
+  uint64_t index = last;
+  // Each step reads one more in-file word, so the walk ends within the file's size.
+  while (true) {
+    SORUN_ASSIGN_OR_RETURN(uint32_t hash, u32_at(chains + 4 * (index - symoffset), "DT_GNU_HASH chain"));
+    if (hash & 1) break;
+    ++index;
+  }
+  return index + 1;
+}
+
+Status ElfImage::ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts) {
+  if (facts.syment != 0 && facts.syment != elf::kSymbolSize) {
+    return DataLoss(file_name_ + ": DT_SYMENT " + std::to_string(facts.syment) + " (expected 24 for Elf64_Sym)");
+  }
+  std::optional<uint64_t> strings = facts.FileOffset(facts.strtab, facts.strsz);
+  if (facts.strtab == 0 || facts.strsz == 0 || !strings) {
+    return DataLoss(file_name_ + ": DT_STRTAB " + HexString(facts.strtab) + " with DT_STRSZ " + std::to_string(facts.strsz) +
+                    " is not inside the file-backed part of a PT_LOAD segment");
+  }
+  SORUN_ASSIGN_OR_RETURN(uint64_t count, DynamicSymbolCount(facts));
+  std::optional<uint64_t> table;
+  if (count <= size_ / elf::kSymbolSize) table = facts.FileOffset(facts.symtab, count * elf::kSymbolSize);
+  if (!table) {
+    return DataLoss(file_name_ + ": DT_SYMTAB at address " + HexString(facts.symtab) + " with " + std::to_string(count) +
+                    " symbols (from the hash table) is not inside the file-backed part of a PT_LOAD segment");
+  }
+  return ReadSymbols(elf::kDynamicSegmentTable, "DT_SYMTAB", *table, count, *strings, facts.strsz, "DT_STRTAB",
+                     &dynamic_symbols_);
 }
 
 Status ElfImage::ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_t shnum, uint16_t shstrndx) {
@@ -293,13 +378,19 @@ Status ElfImage::ParseSymbolTable(const ElfSection& table, std::vector<ElfSymbol
   }
 
   // The table's bytes were checked to lie inside the file when its header was read.
-  const uint64_t count = table.size / elf::kSymbolSize;
+  return ReadSymbols(table.index, table_name, table.offset, table.size / elf::kSymbolSize, strings.offset,
+                     strings.size, SectionLabel(strings), out);
+}
+
+Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint64_t offset, uint64_t count,
+                             uint64_t strings, uint64_t strings_size, const std::string& strings_label,
+                             std::vector<ElfSymbol>* out) {
   out->reserve(static_cast<size_t>(count));
-  BinaryReader r(data_ + table.offset, static_cast<size_t>(table.size), file_name_ + ": " + table_name,
-                 table.offset);
+  BinaryReader r(data_ + offset, static_cast<size_t>(count * elf::kSymbolSize), file_name_ + ": " + table_name,
+                 offset);
   for (uint64_t i = 0; i < count; ++i) {
     ElfSymbol sym;
-    sym.table = table.index;
+    sym.table = table;
     sym.index = static_cast<uint32_t>(i);
     sym.entry_offset = r.offset();
     uint32_t name_offset = 0;
@@ -309,21 +400,22 @@ Status ElfImage::ParseSymbolTable(const ElfSection& table, std::vector<ElfSymbol
     SORUN_RETURN_IF_ERROR(r.ReadU16(&sym.shndx));
     SORUN_RETURN_IF_ERROR(r.ReadU64(&sym.value));
     SORUN_RETURN_IF_ERROR(r.ReadU64(&sym.size));
-    if (name_offset >= strings.size) {
+    if (name_offset >= strings_size) {
       return ErrorAt(sym.entry_offset, table_name + " symbol " + std::to_string(i),
                      "name offset " + std::to_string(name_offset) + " is past the end of its string table (" +
-                         SectionLabel(strings) + ", " + std::to_string(strings.size) + " bytes)");
+                         strings_label + ", " + std::to_string(strings_size) + " bytes)");
     }
-    const char* begin = reinterpret_cast<const char*>(data_ + strings.offset + name_offset);
-    const void* nul = std::memchr(begin, 0, static_cast<size_t>(strings.size - name_offset));
+    const char* begin = reinterpret_cast<const char*>(data_ + strings + name_offset);
+    const void* nul = std::memchr(begin, 0, static_cast<size_t>(strings_size - name_offset));
     if (nul == nullptr) {
       return ErrorAt(sym.entry_offset, table_name + " symbol " + std::to_string(i),
                      "name at offset " + std::to_string(name_offset) + " is not NUL-terminated inside " +
-                         SectionLabel(strings));
+                         strings_label);
     }
     sym.name = std::string_view(begin, static_cast<size_t>(static_cast<const char*>(nul) - begin));
-    if (sym.shndx != elf::kSymbolUndefined && sym.shndx < elf::kSymbolReservedLow &&
-        sym.shndx >= sections_.size()) {
+    // Section indices mean nothing without section headers (symbols read through PT_DYNAMIC).
+    if (table != elf::kDynamicSegmentTable && sym.shndx != elf::kSymbolUndefined &&
+        sym.shndx < elf::kSymbolReservedLow && sym.shndx >= sections_.size()) {
       return ErrorAt(sym.entry_offset + 6, table_name + " symbol " + std::to_string(i),
                      "st_shndx " + std::to_string(sym.shndx) + " of symbol '" + std::string(sym.name) +
                          "' is not a section (there are " + std::to_string(sections_.size()) + ")");
@@ -368,6 +460,7 @@ const ElfSymbol* ElfImage::FindDefinedSymbol(std::string_view name) const {
 bool ElfImage::HasSymbol(std::string_view name) const { return FindDefinedSymbol(name) != nullptr; }
 
 std::string ElfImage::TableName(uint32_t table_index) const {
+  if (table_index == elf::kDynamicSegmentTable) return "DT_SYMTAB";
   const ElfSection& table = sections_[table_index];
   if (!table.name.empty()) return std::string(table.name);
   return table.type == elf::kSectionDynsym ? ".dynsym" : ".symtab";
@@ -406,10 +499,23 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
     return Unimplemented(label + " uses an extended section index (SHN_XINDEX), which is not supported");
   }
   if (sym->shndx >= elf::kSymbolReservedLow) {
-    return Unimplemented(label + " has the reserved section index " + Hex(sym->shndx));
+    return Unimplemented(label + " has the reserved section index " + HexString(sym->shndx));
   }
   if (sym->type() == elf::kSymbolTypeTls) {
     return Unimplemented(label + " is thread-local (STT_TLS): its value is not an address");
+  }
+  if (sym->table == elf::kDynamicSegmentTable) {  // no section headers: bounded by its PT_LOAD segment
+    auto extent = BoundSymbolBytes(name, sym->value, sym->size, LoadSegments());
+    if (!extent.ok()) return std::move(extent).status().Annotate(label);
+    ElfSymbolData out;
+    out.name = name;
+    out.section = "PT_LOAD segment " + std::to_string(extent->segment);
+    out.table = TableName(sym->table);
+    out.address = sym->value;
+    out.file_offset = extent->file_offset;
+    out.size = sym->size;
+    out.data = extent->data;
+    return out;
   }
   const ElfSection& section = sections_[sym->shndx];
   if (section.type == elf::kSectionNoBits) {
@@ -427,9 +533,9 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
   if (!inside) {
     return ErrorAt(sym->entry_offset + 8,
                    TableName(sym->table) + " symbol " + std::to_string(sym->index),
-                   "symbol '" + name + "' at st_value " + Hex(sym->value) + " with st_size " +
+                   "symbol '" + name + "' at st_value " + HexString(sym->value) + " with st_size " +
                        std::to_string(sym->size) + " lies outside its " + SectionLabel(section) + " [" +
-                       Hex(section.addr) + ", +" + std::to_string(section.size) + ")");
+                       HexString(section.addr) + ", +" + std::to_string(section.size) + ")");
   }
   const uint64_t file_offset = section.offset + (sym->value - section.addr);
   if (!RangeFits(file_offset, sym->size, size_)) {  // cannot happen for a validated section; kept as a guard

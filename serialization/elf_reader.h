@@ -5,7 +5,11 @@
 //
 // Parse() validates the whole structure up front: the ELF header, the program and section header
 // tables, section names, every symbol table and every symbol's name offset and section index, with
-// overflow-safe arithmetic. Afterwards the accessors cannot fail and FindSymbolData() only has to
+// overflow-safe arithmetic. A shared library without section headers (e_shoff 0, as `sstrip` and
+// some packers leave it) or without a .dynsym section still has its dynamic symbol table: it is read
+// the way the dynamic loader finds it, through PT_DYNAMIC (DT_SYMTAB, DT_STRTAB, DT_STRSZ, DT_SYMENT;
+// the symbol count from DT_HASH's nchain or DT_GNU_HASH's chains), every address mapped to a file
+// offset through the PT_LOAD segments (runtime/elf_preflight.h reads them, for the preflight too). Afterwards the accessors cannot fail and FindSymbolData() only has to
 // check the symbol it maps. Errors name the file, the structure ("section header 7", ".dynsym symbol
 // 12") and the absolute byte offset: "lib.so: section header 7 byte 1234: ...". Malformed files are
 // DataLoss; ELF32 and big-endian files are Unimplemented.
@@ -23,8 +27,10 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/elf_preflight.h"
 #include "runtime/object.h"
 #include "runtime/status.h"
+#include "serialization/blob_extent.h"
 
 namespace sorun {
 
@@ -52,6 +58,11 @@ inline constexpr size_t kHeaderSize = 64;             // sizeof(Elf64_Ehdr)
 inline constexpr size_t kSectionHeaderSize = 64;      // sizeof(Elf64_Shdr)
 inline constexpr size_t kProgramHeaderSize = 56;      // sizeof(Elf64_Phdr)
 inline constexpr size_t kSymbolSize = 24;             // sizeof(Elf64_Sym)
+inline constexpr uint32_t kProgramLoad = 1;           // PT_LOAD
+inline constexpr uint32_t kProgramDynamic = 2;        // PT_DYNAMIC
+inline constexpr uint32_t kSegmentReadable = 4;       // PF_R
+// ElfSymbol::table of symbols read through PT_DYNAMIC (no .dynsym section header).
+inline constexpr uint32_t kDynamicSegmentTable = 0xffffffffu;
 }  // namespace elf
 
 // One section header. `name` points into the image.
@@ -77,7 +88,7 @@ struct ElfSymbol {
   uint16_t shndx = 0;
   uint8_t info = 0;    // binding << 4 | type
   uint8_t other = 0;
-  uint32_t table = 0;  // section index of the symbol table holding it
+  uint32_t table = 0;  // section index of the symbol table holding it (elf::kDynamicSegmentTable: PT_DYNAMIC)
   uint32_t index = 0;  // index within that table
   uint64_t entry_offset = 0;  // file offset of the Elf64_Sym entry
 
@@ -89,8 +100,8 @@ struct ElfSymbol {
 // The bytes of a symbol inside the file. `data` points into the image (valid while it is).
 struct ElfSymbolData {
   std::string name;
-  std::string section;  // containing section, e.g. ".rodata"
-  std::string table;    // ".dynsym" or ".symtab" (the table it was found in)
+  std::string section;  // containing section, e.g. ".rodata" ("PT_LOAD segment 2" without section headers)
+  std::string table;    // ".dynsym", ".symtab", or "DT_SYMTAB" (read through PT_DYNAMIC)
   uint64_t address = 0; // st_value
   uint64_t file_offset = 0;
   uint64_t size = 0;
@@ -120,9 +131,15 @@ class ElfImage {
   std::string MachineName() const;
 
   const std::vector<ElfSection>& sections() const { return sections_; }
+  // Every program header, in table order (empty for a relocatable object).
+  const std::vector<ElfProgramHeader>& program_headers() const { return program_headers_; }
+  // The PT_LOAD segments with their bytes in this image (serialization/blob_extent.h): the facts
+  // BoundSymbolBytes / LocateBlob need. Empty for a relocatable object.
+  std::vector<LoadSegment> LoadSegments() const;
   // The first section called `name`, or null.
   const ElfSection* FindSection(std::string_view name) const;
   // Entries of .dynsym / .symtab (the first SHT_DYNSYM / SHT_SYMTAB section); empty when absent.
+  // Without a .dynsym section, dynamic_symbols() is the table PT_DYNAMIC's DT_SYMTAB points at.
   // Index 0 is the null symbol, as in the file.
   const std::vector<ElfSymbol>& dynamic_symbols() const { return dynamic_symbols_; }
   const std::vector<ElfSymbol>& static_symbols() const { return static_symbols_; }
@@ -134,7 +151,9 @@ class ElfImage {
   const ElfSymbol* FindDefinedSymbol(std::string_view name) const;
   // The bytes of symbol `name` in the file: st_value is mapped to a file offset through the section
   // the symbol belongs to (sh_offset + st_value - sh_addr), and [st_value, st_value + st_size) must lie
-  // inside that section. Errors: InvalidArgument (empty name); NotFound (no such symbol); FailedPrecondition (undefined, absolute,
+  // inside that section. A symbol read through PT_DYNAMIC (no section headers) is bounded by its
+  // PT_LOAD segment instead (BoundSymbolBytes; st_size 0 reaches to the segment's file-backed end).
+  // Errors: InvalidArgument (empty name); NotFound (no such symbol); FailedPrecondition (undefined, absolute,
   // common, or in a SHT_NOBITS section such as .bss: no bytes in the file); Unimplemented
   // (thread-local, extended or processor-specific section index); DataLoss (outside its section).
   StatusOr<ElfSymbolData> FindSymbolData(const std::string& name) const;
@@ -145,6 +164,14 @@ class ElfImage {
   Status ParseAll();
   Status ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_t shnum, uint16_t shstrndx);
   Status ParseSymbolTable(const ElfSection& table, std::vector<ElfSymbol>* out);
+  // dynamic_symbols_ from DT_SYMTAB / DT_STRTAB (no .dynsym section).
+  Status ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts);
+  // Symbol count of DT_SYMTAB from DT_HASH (nchain) or DT_GNU_HASH (the highest chained index + 1).
+  StatusOr<uint64_t> DynamicSymbolCount(const ElfDynamicFacts& facts) const;
+  // Reads `symbol_count` Elf64_Sym entries at file offset `offset` with names in [strings, +strings_size).
+  Status ReadSymbols(uint32_t table, const std::string& table_name, uint64_t offset, uint64_t symbol_count,
+                     uint64_t strings, uint64_t strings_size, const std::string& strings_label,
+                     std::vector<ElfSymbol>* out);
   // DataLoss "<file>: <structure> byte <offset>: <message>".
   Status ErrorAt(uint64_t offset, std::string_view structure, std::string_view message) const;
   // ".dynsym" / ".symtab": the section's name, or the conventional one when sections are unnamed.
@@ -158,6 +185,7 @@ class ElfImage {
   uint16_t type_ = 0;
   uint16_t machine_ = 0;
   std::vector<ElfSection> sections_;
+  std::vector<ElfProgramHeader> program_headers_;
   std::vector<ElfSymbol> dynamic_symbols_;
   std::vector<ElfSymbol> static_symbols_;
 };

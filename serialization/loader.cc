@@ -7,13 +7,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "runtime/env_vars.h"
 #include "runtime/file_util.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
+#include "serialization/blob_extent.h"
 #include "serialization/module_blob.h"
 
 namespace sorun {
@@ -21,25 +25,73 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// st_size of the dynamic symbol at `addr` (0 if unknown).
-uint64_t SymbolSize(void* addr) {
+// st_size of the dynamic symbol `name` at `addr` (0 if unknown).
+uint64_t SymbolSize(const void* addr, const char* name) {
   Dl_info info;
   void* entry = nullptr;
   if (dladdr1(addr, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return 0;
   const auto* sym = static_cast<const ElfW(Sym)*>(entry);
-  // Only trust the size when the address is exactly this symbol's start.
-  return info.dli_saddr == addr ? sym->st_size : 0;
+  // Only trust the size when the entry is this symbol (not another one at, or before, the address).
+  if (info.dli_saddr != addr || info.dli_sname == nullptr || std::strcmp(info.dli_sname, name) != 0) return 0;
+  return sym->st_size;
 }
 
-// SORUN_VERIFY_CHECKSUM (1 or 0) overrides the option; any other non-empty value is an error rather
-// than silently meaning "off" (e.g. "true" from a user who wants the check).
-StatusOr<bool> ChecksumVerificationEnabled(const LoadOptions& options) {
-  const char* env = std::getenv("SORUN_VERIFY_CHECKSUM");
-  if (env == nullptr || env[0] == '\0') return options.verify_checksum;
-  if (std::strcmp(env, "1") == 0) return true;
-  if (std::strcmp(env, "0") == 0) return false;
-  return InvalidArgument(std::string("environment variable SORUN_VERIFY_CHECKSUM is '") + env +
-                         "': use 1 (verify the blob checksum at load) or 0 (do not)");
+// The loaded library as blob_extent.h needs it: its load bias and its PT_LOAD segments as mapped,
+// from its link map (dlinfo) and the program headers ld.so used (dl_iterate_phdr).
+struct LoadedFacts {
+  uintptr_t bias = 0;
+  std::vector<LoadSegment> segments;
+};
+
+StatusOr<LoadedFacts> LoadedLibraryFacts(void* handle, const std::string& path) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
+    const char* err = dlerror();
+    return Internal(path + ": dlinfo(RTLD_DI_LINKMAP) failed: " + (err ? err : "no link map"));
+  }
+  struct Search {
+    const struct link_map* map;
+    LoadedFacts facts;
+    bool found = false;
+  } search{map, {}, false};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        if (info->dlpi_addr != s->map->l_addr) return 0;
+        // The same object: its PT_DYNAMIC is the link map's l_ld.
+        bool same = false;
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& p = info->dlpi_phdr[i];
+          if (p.p_type == PT_DYNAMIC && info->dlpi_addr + p.p_vaddr == reinterpret_cast<uintptr_t>(s->map->l_ld)) {
+            same = true;
+          }
+        }
+        if (!same) return 0;
+        s->facts.bias = info->dlpi_addr;
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& p = info->dlpi_phdr[i];
+          if (p.p_type != PT_LOAD) continue;
+          LoadSegment seg;
+          seg.index = i;
+          seg.vaddr = p.p_vaddr;
+          seg.file_size = p.p_filesz;
+          seg.memory_size = p.p_memsz;
+          seg.file_offset = p.p_offset;
+          seg.readable = (p.p_flags & PF_R) != 0;
+          seg.bytes = reinterpret_cast<const uint8_t*>(info->dlpi_addr + p.p_vaddr);
+          s->facts.segments.push_back(seg);
+        }
+        s->found = true;
+        return 1;
+      },
+      &search);
+  if (!search.found) return Internal(path + ": the loaded library is not in dl_iterate_phdr's list");
+  return search.facts;
+}
+
+// st_value (relative to the load bias) and st_size of the library's symbol `name` at `addr`.
+std::pair<uint64_t, uint64_t> SymbolFacts(const void* addr, const char* name, const LoadedFacts& facts) {
+  return {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(addr) - facts.bias), SymbolSize(addr, name)};
 }
 
 StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {
@@ -56,16 +108,22 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
     return lib_module;  // a plain kernel library
   }
   const std::string section = keys::kSymbolDevMblob;
-  uint64_t symbol_size = SymbolSize(const_cast<uint8_t*>(blob));
-  auto prefix = ReadBlobPrefix(blob, symbol_size, section);
-  if (!prefix.ok()) return std::move(prefix).status().Annotate(path);
-  uint64_t payload_size = *prefix;
+  // Bound the blob by the mapped file-backed bytes of the segment holding it (blob_extent.h): the
+  // same rule, and the same messages, as `sorun inspect` on the file.
+  SORUN_ASSIGN_OR_RETURN(LoadedFacts facts, LoadedLibraryFacts(lib->library()->handle(), path));
+  const auto [blob_address, blob_size] = SymbolFacts(blob, keys::kSymbolDevMblob, facts);
+  auto extent = LocateBlob(blob_address, blob_size, facts.segments);
+  if (!extent.ok()) return std::move(extent).status().Annotate(path);
+  blob = extent->symbol.data;
+  uint64_t payload_size = extent->payload_size;
 
-  SORUN_ASSIGN_OR_RETURN(bool verify, ChecksumVerificationEnabled(options));
+  SORUN_ASSIGN_OR_RETURN(bool verify, ResolveVerifyChecksum(options));
   if (verify) {
     if (const void* record = lib->FindSymbol(keys::kSymbolBlobChecksum)) {
-      SORUN_RETURN_IF_ERROR_CTX(VerifyBlobChecksum(blob, 8 + payload_size, record, SymbolSize(const_cast<void*>(record))),
-                                path);
+      const auto [record_address, record_size] = SymbolFacts(record, keys::kSymbolBlobChecksum, facts);
+      auto bounded = BoundSymbolBytes(keys::kSymbolBlobChecksum, record_address, record_size, facts.segments);
+      if (!bounded.ok()) return std::move(bounded).status().Annotate(path);
+      SORUN_RETURN_IF_ERROR_CTX(VerifyBlobChecksum(blob, 8 + payload_size, bounded->data, bounded->bytes), path);
     }
   }
 
@@ -105,6 +163,15 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
 
 }  // namespace
 
+// An explicit option wins; unset, SORUN_VERIFY_CHECKSUM (1 or 0) decides; any other non-empty value is
+// an error rather than silently meaning "off" (e.g. "true" from a user who wants the check).
+StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options) {
+  if (options.verify_checksum.has_value()) return *options.verify_checksum;
+  SORUN_ASSIGN_OR_RETURN(std::optional<bool> env,
+                         GetEnvBool(kEnvVerifyChecksum, "verify the blob checksum at load"));
+  return env.value_or(false);
+}
+
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options) {
   std::string ext = fs::path(path).extension().string();
   if (ext.empty() || ext == ".so" || ext == ".dll" || ext == ".dylib" || ext == ".dso") {
@@ -121,6 +188,11 @@ StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options)
     }
     // Unknown extension: try it as a shared library.
     return LoadSharedLibrary(path, options);
+  }
+  if (ext == ".tar") {  // the archive's devc.o carries the integrity record: same checksum choice
+    SORUN_ASSIGN_OR_RETURN(bool verify, ResolveVerifyChecksum(options));
+    SORUN_ASSIGN_OR_RETURN(Value v, f(path, static_cast<int64_t>(verify)));
+    return v.AsModule();
   }
   SORUN_ASSIGN_OR_RETURN(Value v, f(path));
   return v.AsModule();

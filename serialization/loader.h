@@ -9,7 +9,8 @@
 //       every loaded module in blob order.
 //   other extensions: the loader registered as runtime.module.loadfile_<ext> (TVM's convention);
 //     .tar support (serialization/tar_loader.h) links the archived objects with the system compiler
-//     and loads the result as above.
+//     and loads the result as above (with the same checksum choice: the resolved
+//     LoadOptions::verify_checksum is passed to the loader as its second argument).
 // __tvm_module_ctx of the library points at the kernel-library module. The blob is parsed in place
 // (zero-copy; parameter tensors may point into the mapped file) and fully validated before any
 // import is attached, so a failed load leaves nothing behind. Loading is thread-safe; two loads of
@@ -17,6 +18,7 @@
 #ifndef SORUN_SERIALIZATION_LOADER_H_
 #define SORUN_SERIALIZATION_LOADER_H_
 
+#include <optional>
 #include <string>
 
 #include "runtime/module.h"
@@ -25,14 +27,19 @@
 namespace sorun {
 
 struct LoadOptions {
-  // Verify the __sorun_blob_checksum record when the library has one. Off by default: the check is
-  // one XXH64 pass over the whole blob (~45 ms for 256 MiB of weights, 160x the in-place load
-  // itself, bench/README.md), and integrity is a property of the file, checked once at deploy time
-  // by `sorun verify` (the CLI's run/bench/inspect verify by default). The environment variable
-  // SORUN_VERIFY_CHECKSUM overrides this field: 1 turns the check on, 0 off, any other non-empty
-  // value makes Load fail with InvalidArgument.
-  bool verify_checksum = false;
+  // Verify the __sorun_blob_checksum record when the library (or the linked `.tar` export, whose
+  // devc.o carries the record) has one. Precedence: an explicit value set here wins; left unset, the
+  // environment variable SORUN_VERIFY_CHECKSUM decides (1 on, 0 off, any other non-empty value makes
+  // Load fail with InvalidArgument); without either the check is off: it is one XXH64 pass over the
+  // whole blob (~45 ms for 256 MiB of weights, 160x the in-place load itself, bench/README.md), and
+  // integrity is a property of the file, checked once at deploy time by `sorun verify` (the CLI's
+  // run/bench verify by default).
+  std::optional<bool> verify_checksum;
 };
+
+// The checksum choice `options` resolves to (the precedence above). InvalidArgument for an
+// unusable SORUN_VERIFY_CHECKSUM when the option is unset. Thread-safe (reads the environment).
+StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options);
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});
 

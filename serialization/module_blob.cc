@@ -27,6 +27,17 @@ StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, con
   return nbytes;
 }
 
+StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments) {
+  BlobExtent out;
+  SORUN_ASSIGN_OR_RETURN(out.symbol, BoundSymbolBytes(keys::kSymbolDevMblob, address, size, segments));
+  const std::string label = std::string(keys::kSymbolDevMblob) +
+                            (out.symbol.sized ? std::string()
+                                              : " (no st_size: bounded by the end of PT_LOAD segment " +
+                                                    std::to_string(out.symbol.segment) + ")");
+  SORUN_ASSIGN_OR_RETURN(out.payload_size, ReadBlobPrefix(out.symbol.data, out.symbol.bytes, label));
+  return out;
+}
+
 Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, BlobLayout* layout) {
   *layout = BlobLayout();
   layout->payload_size = reader.remaining();
@@ -83,6 +94,42 @@ Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, 
     return DataLoss("blob has a _lib entry but no _import_tree: cannot place the kernel library");
   }
   if (layout->has_import_tree) SORUN_RETURN_IF_ERROR_CTX(ValidateImportTree(*layout), "_import_tree");
+  SORUN_RETURN_IF_ERROR(ValidateKernelLibraryImports(*layout));
+  return Status::Ok();
+}
+
+Status ValidateKernelLibraryImports(const BlobLayout& layout) {
+  const size_t n = layout.modules.size();
+  if (!layout.has_import_tree) {
+    for (size_t i = 0; i < n; ++i) {
+      if (keys::IsGraphExecutorTypeKey(layout.modules[i].type_key)) {
+        return DataLoss("module " + std::to_string(i) + " ('" + layout.modules[i].type_key +
+                        "') in a blob without _import_tree, where the kernel library imports every module: a "
+                        "graph executor module cannot be imported by the kernel library");
+      }
+    }
+    return Status::Ok();
+  }
+  if (layout.lib_index < 0) return Status::Ok();
+  const size_t lib = static_cast<size_t>(layout.lib_index);
+  std::vector<bool> seen(n, false);
+  std::vector<size_t> stack{lib};
+  seen[lib] = true;
+  while (!stack.empty()) {
+    const size_t m = stack.back();
+    stack.pop_back();
+    for (uint64_t c : layout.Children(m)) {
+      if (c >= n || seen[c]) continue;
+      seen[c] = true;
+      if (keys::IsGraphExecutorTypeKey(layout.modules[c].type_key)) {
+        return DataLoss("_import_tree: module " + std::to_string(c) + " ('" + layout.modules[c].type_key +
+                        "') is imported below the kernel library (_lib, module " + std::to_string(lib) +
+                        "): a graph executor module has no kernels and cannot be a dependency of the kernel "
+                        "library");
+      }
+      stack.push_back(static_cast<size_t>(c));
+    }
+  }
   return Status::Ok();
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/binary_reader.h"
 #include "runtime/module.h"
 #include "runtime/status.h"
+#include "serialization/blob_extent.h"
 
 namespace sorun {
 
@@ -50,10 +51,23 @@ using BlobPayloadHandler =
 // truncated or claims more bytes than the symbol holds.
 StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, const std::string& section);
 
+// The blob symbol located and bounded: BoundSymbolBytes (serialization/blob_extent.h) then
+// ReadBlobPrefix over the bounded bytes.
+struct BlobExtent {
+  SymbolExtent symbol;        // symbol.data is the length prefix; symbol.bytes may be read
+  uint64_t payload_size = 0;  // bytes after the prefix (8 + payload_size <= symbol.bytes)
+};
+
+// Where `__tvm_dev_mblob` (st_value `address`, st_size `size`, 0 = unknown) is and how long it is,
+// given the PT_LOAD segments of its library. The one implementation used by the loader (facts of the
+// loaded library) and the inspector (facts of the file). DataLoss naming the symbol and the segment.
+StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments);
+
 // Walks the payload in `reader` (positioned after the prefix, covering exactly the payload): reads
 // the count and every entry, calls `handler` for each non-"_lib" module, checks the handler consumed
 // its payload, rejects a second "_lib", a repeated "_import_tree", "_lib" without an import tree and
-// trailing bytes, then validates the import tree (ValidateImportTree).
+// trailing bytes, then validates the import tree (ValidateImportTree) and what the kernel library
+// imports (ValidateKernelLibraryImports).
 Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, BlobLayout* layout);
 
 // ParseModuleBlob with every payload handed to the loader registered for its type key
@@ -65,6 +79,13 @@ StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* 
 // child_indices.size(); children are in range, not the parent itself, not repeated in a row; the
 // tree has no cycle and reaches every module from module 0. Errors name the offending index.
 Status ValidateImportTree(const BlobLayout& layout);
+
+// The tree rule for the kernel library: no graph executor module (keys::IsGraphExecutorTypeKey:
+// GraphExecutorFactory, GraphRuntimeFactory, GraphExecutor) may be imported, directly or not, by
+// "_lib" — nor appear in a blob without an import tree, where the kernel library imports every
+// module. DataLoss naming the module's index and type key. Needs a valid tree (ValidateImportTree);
+// called by ParseModuleBlob, so the loader, `inspect` and `verify` apply the same rule.
+Status ValidateKernelLibraryImports(const BlobLayout& layout);
 
 }  // namespace sorun
 

@@ -252,6 +252,97 @@ bool AllZero(const uint8_t* p, size_t n) {
   return true;
 }
 
+// A header block's checksum and magic (ReadTarArchive and TarExtent share this check). `posix`: the
+// POSIX "ustar\0" "00" magic rather than GNU's "ustar  \0".
+Status CheckHeaderBlock(const HeaderParser& header, const uint8_t* block, bool* posix) {
+  uint64_t stored_checksum = 0;
+  SORUN_RETURN_IF_ERROR(header.Number(kChecksumOffset, kChecksumSize, "checksum", &stored_checksum));
+  uint64_t unsigned_sum = 0;
+  int64_t signed_sum = 0;
+  for (size_t i = 0; i < kTarBlockSize; ++i) {
+    const uint8_t c = (i >= kChecksumOffset && i < kChecksumOffset + kChecksumSize) ? ' ' : block[i];
+    unsigned_sum += c;
+    signed_sum += static_cast<int8_t>(c);
+  }
+  // POSIX specifies the unsigned sum; some historical writers used signed chars.
+  if (stored_checksum != unsigned_sum && static_cast<int64_t>(stored_checksum) != signed_sum) {
+    return header.Error(kChecksumOffset, "header checksum mismatch: stored " + std::to_string(stored_checksum) +
+                                             ", computed " + std::to_string(unsigned_sum) +
+                                             " (corrupt header or not a tar archive)");
+  }
+  *posix = std::memcmp(block + kMagicOffset, "ustar\0" "00", 8) == 0;
+  const bool gnu = std::memcmp(block + kMagicOffset, "ustar  \0", 8) == 0;
+  if (!*posix && !gnu) {
+    return header.Error(kMagicOffset, "not a ustar header (magic " + Printable(block + kMagicOffset, 8) + ")");
+  }
+  return Status::Ok();
+}
+
+bool IsRegularFileType(char type) { return type == '0' || type == '\0' || type == '7'; }  // '7': contiguous
+bool IsExtendedHeaderType(char type) { return type == 'L' || type == 'x' || type == 'g' || type == 'K'; }
+
+// Follows an archive's headers while its bytes are being inflated, to find where the archive ends
+// (just past its two end-of-archive zero blocks) before the rest of a gzip stream is inflated. Each
+// header is checked as ReadTarArchive checks it (checksum, magic, size field, pax size records), so a
+// forged header cannot make the archive look longer than a valid one would be. Single-threaded.
+class TarExtent {
+ public:
+  explicit TarExtent(const std::string& source_name) : source_name_(source_name) {}
+
+  // Walks the headers whose blocks lie in [data, data + size) (the archive's first `size` bytes,
+  // growing between calls). Errors are ReadTarArchive's, at archive byte offsets.
+  Status Advance(const uint8_t* data, uint64_t size) {
+    while (!ended_ && size >= next_ && size - next_ >= kTarBlockSize) {
+      const uint8_t* block = data + next_;
+      if (AllZero(block, kTarBlockSize)) {
+        ended_ = true;
+        end_ = next_ + 2 * kTarBlockSize;
+        return Status::Ok();
+      }
+      BinaryReader reader(data, static_cast<size_t>(size), source_name_);
+      const std::string label = "entry " + std::to_string(index_);
+      HeaderParser header(reader, block, next_, label);
+      bool posix = false;
+      SORUN_RETURN_IF_ERROR(CheckHeaderBlock(header, block, &posix));
+      uint64_t entry_size = 0;
+      SORUN_RETURN_IF_ERROR(header.Number(kSizeOffset, kSizeSize, "size", &entry_size));
+      const char type = static_cast<char>(block[kTypeOffset]);
+      if (type == 'x') {
+        if (entry_size > kMaxExtendedHeaderSize) {
+          return header.Error(kSizeOffset, "extended header of " + std::to_string(entry_size) + " bytes is too large");
+        }
+        if (size - next_ - kTarBlockSize < entry_size) return Status::Ok();  // its records are not here yet
+        std::string unused_path;
+        bool unused_has_path = false;
+        SORUN_RETURN_IF_ERROR(ParsePaxRecords(reader, block + kTarBlockSize, entry_size, next_ + kTarBlockSize, label,
+                                              &unused_path, &unused_has_path, &pax_size_, &has_pax_size_));
+      } else if (!IsExtendedHeaderType(type)) {
+        if (IsRegularFileType(type) && has_pax_size_) entry_size = pax_size_;
+        has_pax_size_ = false;
+      }
+      if (entry_size > (uint64_t{1} << 62)) {  // no real archive; keeps the offsets below from overflowing
+        return header.Error(kSizeOffset, "entry size " + std::to_string(entry_size) + " is too large");
+      }
+      next_ += kTarBlockSize + PaddedSize(entry_size);
+      ++index_;
+    }
+    return Status::Ok();
+  }
+
+  // True once the end-of-archive marker was seen; end() is then the byte just past its two blocks.
+  bool ended() const { return ended_; }
+  uint64_t end() const { return end_; }
+
+ private:
+  const std::string& source_name_;
+  uint64_t next_ = 0;  // offset of the next header block
+  size_t index_ = 0;   // header number, as ReadTarArchive counts them
+  bool has_pax_size_ = false;
+  uint64_t pax_size_ = 0;
+  bool ended_ = false;
+  uint64_t end_ = 0;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -342,8 +433,15 @@ Status TarWriter::WriteToFile(const std::string& path) {
 
 bool HasGzipMagic(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
 
-StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::string& source_name,
-                                  uint64_t max_output_bytes) {
+namespace {
+
+// Inflates a gzip stream (every member) into a string of at most `max_output_bytes`; `limit_note`
+// explains that limit in the error. With `extent`, the output is an archive: inflation keeps only its
+// bytes up to the end-of-archive marker, and what the stream holds past it must be zero padding of at
+// most kTarMaxTrailingPadding bytes (tar pads to its record size), so a stream cannot inflate far
+// beyond what the archive's headers account for.
+StatusOr<std::string> Inflate(const uint8_t* data, size_t size, const std::string& source_name,
+                              uint64_t max_output_bytes, const std::string& limit_note, TarExtent* extent) {
   auto error = [&](uint64_t offset, const std::string& what) {
     return DataLoss(source_name + " byte " + std::to_string(offset) + ": gzip: " + what);
   };
@@ -357,6 +455,7 @@ StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::s
   } closer{&zs};
   std::string out;
   size_t consumed = 0;  // input bytes handed to zlib so far
+  uint64_t trailing = 0;  // zero bytes inflated past the end-of-archive marker (dropped)
   constexpr size_t kChunk = size_t{1} << 20;
   constexpr uInt kMaxIn = uInt{1} << 30;
   try {
@@ -371,7 +470,7 @@ StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::s
       if (produced == out.size()) {
         if (out.size() >= max_output_bytes) {
           return ResourceExhausted(source_name + ": gzip: the archive inflates to more than " +
-                                   std::to_string(max_output_bytes) + " bytes");
+                                   std::to_string(max_output_bytes) + " bytes" + limit_note);
         }
         out.resize(std::min<uint64_t>(out.size() + std::max(out.size(), kChunk), max_output_bytes));
       }
@@ -381,6 +480,23 @@ StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::s
       const int rc = inflate(&zs, Z_NO_FLUSH);
       produced += avail_out_before - zs.avail_out;
       const uint64_t offset = consumed - zs.avail_in;
+      if (extent != nullptr) {
+        SORUN_RETURN_IF_ERROR(extent->Advance(reinterpret_cast<const uint8_t*>(out.data()), produced));
+        if (extent->ended() && produced > extent->end()) {
+          const uint8_t* past = reinterpret_cast<const uint8_t*>(out.data()) + extent->end();
+          const size_t n = produced - static_cast<size_t>(extent->end());
+          trailing += n;
+          if (!AllZero(past, n) || trailing > kTarMaxTrailingPadding) {
+            return DataLoss(source_name + ": gzip: the stream continues past the archive's end-of-archive marker "
+                            "(ending at archive byte " + std::to_string(extent->end()) + ") with " +
+                            (AllZero(past, n) ? "more than " + std::to_string(kTarMaxTrailingPadding) +
+                                                    " bytes of zero padding"
+                                              : std::string("non-zero data")) +
+                            " that no header accounts for");
+          }
+          produced = static_cast<size_t>(extent->end());  // padding is checked, then dropped
+        }
+      }
       if (rc == Z_STREAM_END) {
         // Another member may follow (gzip streams can be concatenated); padding zeros are tolerated.
         const uint8_t* rest = data + offset;
@@ -404,11 +520,38 @@ StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::s
   return out;
 }
 
+}  // namespace
+
+StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::string& source_name,
+                                  uint64_t max_output_bytes) {
+  return Inflate(data, size, source_name, max_output_bytes, "", nullptr);
+}
+
+uint64_t TarGzipInflateLimit(uint64_t compressed_bytes) {
+  uint64_t relative = compressed_bytes > kTarGzipMaxInflatedBytes / kTarGzipMaxRatio
+                          ? kTarGzipMaxInflatedBytes
+                          : compressed_bytes * kTarGzipMaxRatio;
+  return std::min(std::max(relative, kTarGzipMinInflateAllowance), kTarGzipMaxInflatedBytes);
+}
+
+StatusOr<std::string> GunzipTarArchive(const uint8_t* data, size_t size, const std::string& source_name,
+                                       uint64_t max_output_bytes) {
+  TarExtent extent(source_name);
+  const std::string note = " (the limit for a gzip-compressed archive of " + std::to_string(size) +
+                           " bytes: " + std::to_string(kTarGzipMaxRatio) + " times its size, at least " +
+                           std::to_string(kTarGzipMinInflateAllowance >> 20) + " MiB, at most " +
+                           std::to_string(kTarGzipMaxInflatedBytes >> 30) +
+                           " GiB; pack larger models as an uncompressed .tar or a .so)";
+  return Inflate(data, size, source_name, max_output_bytes, note, &extent);
+}
+
 StatusOr<ObjectPtr<TarFile>> TarFile::Open(const std::string& path) {
   ObjectPtr<TarFile> tar = ObjectPtr<TarFile>::FromRaw(new TarFile());
   SORUN_ASSIGN_OR_RETURN(tar->file_, MappedFile::Open(path));
-  if (HasGzipMagic(tar->file_->data(), tar->file_->size())) {
-    SORUN_ASSIGN_OR_RETURN(tar->inflated_, GunzipBytes(tar->file_->data(), tar->file_->size(), path));
+  const uint8_t* bytes = tar->file_->data();
+  const size_t size = tar->file_->size();
+  if (HasGzipMagic(bytes, size)) {
+    SORUN_ASSIGN_OR_RETURN(tar->inflated_, GunzipTarArchive(bytes, size, path, TarGzipInflateLimit(size)));
     tar->gzip_ = true;
   }
   return tar;
@@ -462,33 +605,15 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
     ++index;
     HeaderParser header(reader, block, offset, label);
 
-    uint64_t stored_checksum = 0;
-    SORUN_RETURN_IF_ERROR(header.Number(kChecksumOffset, kChecksumSize, "checksum", &stored_checksum));
-    uint64_t unsigned_sum = 0;
-    int64_t signed_sum = 0;
-    for (size_t i = 0; i < kTarBlockSize; ++i) {
-      const uint8_t c = (i >= kChecksumOffset && i < kChecksumOffset + kChecksumSize) ? ' ' : block[i];
-      unsigned_sum += c;
-      signed_sum += static_cast<int8_t>(c);
-    }
-    // POSIX specifies the unsigned sum; some historical writers used signed chars.
-    if (stored_checksum != unsigned_sum && static_cast<int64_t>(stored_checksum) != signed_sum) {
-      return header.Error(kChecksumOffset, "header checksum mismatch: stored " + std::to_string(stored_checksum) +
-                                               ", computed " + std::to_string(unsigned_sum) +
-                                               " (corrupt header or not a tar archive)");
-    }
-    const bool posix = std::memcmp(block + kMagicOffset, "ustar\0" "00", 8) == 0;
-    const bool gnu = std::memcmp(block + kMagicOffset, "ustar  \0", 8) == 0;
-    if (!posix && !gnu) {
-      return header.Error(kMagicOffset, "not a ustar header (magic " + Printable(block + kMagicOffset, 8) + ")");
-    }
+    bool posix = false;
+    SORUN_RETURN_IF_ERROR(CheckHeaderBlock(header, block, &posix));
 
     uint64_t mode = 0, entry_size = 0, mtime = 0;
     SORUN_RETURN_IF_ERROR(header.Number(kModeOffset, kModeSize, "mode", &mode));
     SORUN_RETURN_IF_ERROR(header.Number(kSizeOffset, kSizeSize, "size", &entry_size));
     SORUN_RETURN_IF_ERROR(header.Number(kMtimeOffset, kMtimeSize, "mtime", &mtime));
     const char type = static_cast<char>(block[kTypeOffset]);
-    const bool regular = type == '0' || type == '\0' || type == '7';  // '7': contiguous file
+    const bool regular = IsRegularFileType(type);
     if (regular && has_pax_size) entry_size = pax_size;
 
     // The contents and their padding must lie inside the archive.
@@ -501,7 +626,7 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
     const uint8_t* contents = reader.cursor();
     SORUN_RETURN_IF_ERROR(reader.Skip(static_cast<size_t>(PaddedSize(entry_size)), "entry contents"));
 
-    if (type == 'L' || type == 'x' || type == 'g' || type == 'K') {
+    if (IsExtendedHeaderType(type)) {
       if (entry_size > kMaxExtendedHeaderSize) {
         return header.Error(kSizeOffset, "extended header of " + std::to_string(entry_size) + " bytes is too large");
       }

@@ -75,7 +75,8 @@ class TarWriter {
 // owner of anything that points into them. Immutable; thread-safe to read.
 class TarFile final : public Object {
  public:
-  // NotFound / InvalidArgument from MappedFile::Open; DataLoss for a corrupt or truncated gzip stream.
+  // NotFound / InvalidArgument from MappedFile::Open; DataLoss for a corrupt or truncated gzip stream;
+  // a gzip-compressed file is inflated with GunzipTarArchive() within TarGzipInflateLimit(file size).
   static StatusOr<ObjectPtr<TarFile>> Open(const std::string& path);
 
   const uint8_t* data() const;
@@ -90,6 +91,21 @@ class TarFile final : public Object {
   std::string inflated_;  // the decompressed archive when gzip_
 };
 
+// Bounds on inflating a gzip-compressed archive (TarFile::Open), so that a small file cannot claim
+// memory and time out of proportion to its size (a "gzip bomb"). Deflate can reach about 1032:1;
+// archives of object code and float weights compress 1.1:1 to 10:1, so 128:1 is generous. Every file
+// may inflate to the minimum allowance; nothing inflates past the absolute cap (the archive is held in
+// memory). Beyond these limits, pack the model as an uncompressed .tar or a .so (loaded in place).
+inline constexpr uint64_t kTarGzipMaxRatio = 128;
+inline constexpr uint64_t kTarGzipMinInflateAllowance = uint64_t{16} << 20;  // 16 MiB
+inline constexpr uint64_t kTarGzipMaxInflatedBytes = uint64_t{16} << 30;     // 16 GiB
+// Zero padding accepted in a compressed stream after the end-of-archive marker (tar pads archives to
+// its record size, 10 KiB by default; `tar -b 2048` makes 1 MiB records).
+inline constexpr uint64_t kTarMaxTrailingPadding = uint64_t{1} << 20;
+// The most a gzip-compressed archive of `compressed_bytes` may inflate to:
+// min(max(kTarGzipMaxRatio * compressed_bytes, kTarGzipMinInflateAllowance), kTarGzipMaxInflatedBytes).
+uint64_t TarGzipInflateLimit(uint64_t compressed_bytes);
+
 // True when [data, data + size) starts with the gzip magic (1f 8b, RFC 1952).
 bool HasGzipMagic(const uint8_t* data, size_t size);
 // Decompresses a gzip stream (every member of a multi-member stream) into memory. DataLoss naming
@@ -97,6 +113,16 @@ bool HasGzipMagic(const uint8_t* data, size_t size);
 // when the output would pass `max_output_bytes`.
 StatusOr<std::string> GunzipBytes(const uint8_t* data, size_t size, const std::string& source_name,
                                   uint64_t max_output_bytes = uint64_t{1} << 40);
+
+// Decompresses a gzip-compressed tar archive, inflating no further than its own headers account for:
+// the headers are followed as the bytes arrive (checked like ReadTarArchive checks them) and inflation
+// stops at the end-of-archive marker; what the stream holds past it may only be zero padding (at most
+// kTarMaxTrailingPadding bytes, dropped). DataLoss for corrupt streams, bad headers or trailing data;
+// ResourceExhausted naming `source_name` and the limit past `max_output_bytes` (TarFile::Open passes
+// TarGzipInflateLimit() of the compressed size). The caller still runs ReadTarArchive on the result
+// (an archive whose stream ends before its end-of-archive marker is returned as it is).
+StatusOr<std::string> GunzipTarArchive(const uint8_t* data, size_t size, const std::string& source_name,
+                                       uint64_t max_output_bytes);
 
 // Parses the archive [data, data + size); `source_name` names it in errors.
 StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size, const std::string& source_name);

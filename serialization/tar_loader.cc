@@ -11,7 +11,7 @@
 
 namespace sorun {
 
-StatusOr<Module> LoadTarArchive(const std::string& path) {
+StatusOr<Module> LoadTarArchive(const std::string& path, const LoadOptions& options) {
   SORUN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("sorun_tar"));
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<TarFile> file, TarFile::Open(path));  // plain or gzip-compressed (TVM)
   SORUN_ASSIGN_OR_RETURN(std::vector<TarEntry> entries, ReadTarArchive(file->data(), file->size(), path));
@@ -32,7 +32,7 @@ StatusOr<Module> LoadTarArchive(const std::string& path) {
   cmd.push_back("-lm");
   SORUN_RETURN_IF_ERROR_CTX(RunCommand(cmd), path + ": linking the archived objects");
   // The mapping stays valid after the temporary directory is removed.
-  auto loaded = LoadModule(dir.path() + "/lib.so");
+  auto loaded = LoadModule(dir.path() + "/lib.so", options);
   if (!loaded.ok()) return std::move(loaded).status().Annotate(path);
   return loaded;
 }
@@ -42,9 +42,22 @@ Status RegisterTarLoader() {
   if (FunctionRegistry::Global().Get(kName).defined()) return Status::Ok();
   return FunctionRegistry::Global().Register(
       kName, PackedFunc::FromBody(kName, [](PackedArgs args, Value* ret) -> Status {
-        SORUN_RETURN_IF_ERROR(args.ExpectCount(1, "runtime.module.loadfile_tar"));
+        SORUN_RETURN_IF_ERROR(args.ExpectCountAtLeast(1, "runtime.module.loadfile_tar"));
+        if (args.size() > 2) {
+          return InvalidArgument("runtime.module.loadfile_tar takes (path[, verify_checksum]), got " +
+                                 std::to_string(args.size()) + " arguments");
+        }
         SORUN_ASSIGN_OR_RETURN(std::string_view path, args.GetStr(0));
-        SORUN_ASSIGN_OR_RETURN(Module m, LoadTarArchive(std::string(path)));
+        LoadOptions options;
+        if (args.size() == 2) {
+          SORUN_ASSIGN_OR_RETURN(int64_t verify, args.GetInt(1));
+          if (verify != 0 && verify != 1) {
+            return InvalidArgument("runtime.module.loadfile_tar: argument 1 (verify_checksum) is " +
+                                   std::to_string(verify) + ", expected 0 or 1");
+          }
+          options.verify_checksum = verify == 1;
+        }
+        SORUN_ASSIGN_OR_RETURN(Module m, LoadTarArchive(std::string(path), options));
         *ret = Value::FromModule(std::move(m));
         return Status::Ok();
       }),

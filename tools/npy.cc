@@ -450,8 +450,24 @@ StatusOr<std::string> SerializeNpy(const DLTensor& tensor) {
 Status WriteNpyFile(const std::string& path, const DLTensor& tensor) {
   SORUN_ASSIGN_OR_RETURN(std::string header, NpyHeaderFor(tensor));
   SORUN_ASSIGN_OR_RETURN(HostBytes bytes, GetHostBytes(tensor));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return FailedPrecondition("cannot create " + path + ": " + std::strerror(errno));
+  // Never through a link, never blocking on a FIFO, never into a device: open without truncating,
+  // check that a regular file was opened, then truncate it.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP) return FailedPrecondition("cannot create " + path + ": it is a symbolic link");
+    return FailedPrecondition("cannot create " + path + ": " + std::strerror(err));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FailedPrecondition("cannot create " + path + ": it exists and is not a regular file");
+  }
+  if (::ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return FailedPrecondition("cannot create " + path + ": " + std::strerror(err));
+  }
   Status status = WriteAll(fd, reinterpret_cast<const uint8_t*>(header.data()), header.size(), path);
   if (status.ok()) status = WriteAll(fd, bytes.data, bytes.size, path);
   if (::close(fd) != 0 && status.ok()) status = FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));

@@ -71,7 +71,9 @@ StatusOr<Tensor> ReadNpyFile(const std::string& path);
 StatusOr<std::string> NpyHeaderFor(const DLTensor& tensor);
 // The whole .npy image of `tensor`.
 StatusOr<std::string> SerializeNpy(const DLTensor& tensor);
-// Writes `tensor` to `path` (replacing it).
+// Writes `tensor` to `path`, creating it or replacing a regular file's contents. FailedPrecondition
+// naming the path when `path` is a symbolic link, a directory, a FIFO, a device or a socket (never
+// followed, blocked on or written into).
 Status WriteNpyFile(const std::string& path, const DLTensor& tensor);
 
 }  // namespace sorun

@@ -95,6 +95,8 @@ class CudaModuleNode final : public ModuleNode {
 
   const char* type_key() const override { return keys::kTypeKeyCuda; }
   int property_mask() const override { return kModuleBinarySerializable | kModuleRunnable; }
+  // Its kernels check their own arguments, so a graph node may name them (runtime/module.h, "Kernels").
+  bool provides_kernels() const override { return true; }
 
   Status SaveToBinary(BinaryWriter* writer) const override {
     WriteDeviceModulePayload(payload_, writer);

@@ -74,6 +74,8 @@ class OpenclModuleNode final : public ModuleNode {
   const char* type_key() const override;
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
   int property_mask() const override { return kModuleBinarySerializable | kModuleRunnable; }
+  // Its kernels check their own arguments, so a graph node may name them (runtime/module.h, "Kernels").
+  bool provides_kernels() const override { return true; }
   // Writes the payload back unchanged.
   Status SaveToBinary(BinaryWriter* writer) const override;
   std::vector<std::string> ListFunctionNames() const override;

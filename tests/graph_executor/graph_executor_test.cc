@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -227,6 +230,7 @@ TEST(GraphExecutorTest, ZeroCopyInputAndOutputIncludingReshapeAlias) {
 TEST(GraphExecutorTest, ZeroCopyChecks) {
   Mlp m = MakeMlp();
   auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   auto e = AsFactory(*factory)->CreateExecutor({CpuDevice()});
   ASSERT_TRUE(e.ok());
   Tensor wrong_shape = RandomTensor({2, 15}, 1);
@@ -243,6 +247,7 @@ TEST(GraphExecutorTest, ZeroCopyChecks) {
 TEST(GraphExecutorTest, ErrorsNameInputsNodesAndKernels) {
   Mlp m = MakeMlp();
   auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   auto e = AsFactory(*factory)->CreateExecutor({CpuDevice()});
   ASSERT_TRUE(e.ok());
   Tensor x = RandomTensor({2, 16}, 1);
@@ -291,6 +296,7 @@ TEST(GraphExecutorTest, ErrorsNameInputsNodesAndKernels) {
 TEST(GraphExecutorTest, AbsentDeviceAndWrongDeviceGraph) {
   Mlp m = MakeMlp();
   auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   auto e = AsFactory(*factory)->CreateExecutor({DLDevice{kDLCPU, 3}});
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
@@ -333,6 +339,119 @@ TEST(GraphExecutorTest, LoadParamsRejectsUnknownNamesAndGarbage) {
   EXPECT_NE(s.message().find("params byte 0: bad params magic"), std::string::npos) << s.message();
 }
 
+TEST(GraphExecutorTest, ParamMismatchFromAParamsFileNamesTheFile) {
+  Mlp m = MakeMlp();
+  m.params[0].second = RandomTensor({32, 15}, 1);
+  auto weights = SharedWeights::Create(m.params, "model.params");
+  ASSERT_TRUE(weights.ok()) << weights.status().ToString();
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(),
+                                 {CpuDevice()}, *weights);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(e.status().message().find(
+                "model.params: param 'w1' is float32[32, 15] on cpu:0 but the graph input expects float32[32, 16]"),
+            std::string::npos)
+      << e.status().message();
+}
+
+// A params dict written by hand: `entries` in order, names as given (the writer refuses pad names).
+std::string HandWrittenParams(const NamedTensors& entries) {
+  BinaryWriter w;
+  w.WriteU64(kNDArrayListMagic);
+  w.WriteU64(0);
+  w.WriteU64(entries.size());
+  for (const auto& kv : entries) w.WriteString(kv.first);
+  w.WriteU64(entries.size());
+  for (const auto& kv : entries) EXPECT_TRUE(WriteNDArray(*kv.second.dl(), &w).ok());
+  return std::string(w.bytes());
+}
+
+TEST(GraphExecutorTest, OnlyRealAlignmentPadsAreSkipped) {
+  auto pad = Tensor::Empty({5}, UInt8(), CpuDevice());
+  auto big = Tensor::Empty({64}, UInt8(), CpuDevice());
+  ASSERT_TRUE(pad.ok() && big.ok());
+  const std::string bytes = HandWrittenParams({{"__sorun_pad_000007", *pad},                     // a pad
+                                               {"__sorun_pad_000008", RandomTensor({3}, 1)},     // float32
+                                               {"__sorun_pad_x", *pad},                          // not 6 digits
+                                               {"__sorun_pad_000009", *big},                     // 64 bytes
+                                               {"w", RandomTensor({2}, 2)}});
+  BinaryReader reader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "params");
+  auto params = ReadParamsDict(reader, /*allow_zero_copy=*/false);
+  ASSERT_TRUE(params.ok()) << params.status().ToString();
+  std::vector<std::string> names;
+  for (const auto& kv : *params) names.push_back(kv.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"__sorun_pad_000008", "__sorun_pad_x", "__sorun_pad_000009", "w"}));
+  // So load_params reports a real tensor named like a pad instead of dropping it.
+  Mlp m = MakeMlp();
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(),
+                                 {CpuDevice()}, nullptr);
+  ASSERT_TRUE(e.ok());
+  Status s = (*e)->LoadParams(HandWrittenParams({{"__sorun_pad_000001", RandomTensor({3}, 1)}}));
+  EXPECT_NE(s.message().find("load_params: '__sorun_pad_000001' is not an input of this graph"), std::string::npos)
+      << s.message();
+}
+
+// docs/threading.md: a call overlapping another on the same executor fails cleanly. Readers of the
+// executor's tensors (GetOutput, GetInput, CopyOutputTo) against a writer of its bindings
+// (SetOutputZeroCopy): every call succeeds or is refused as busy; never a torn or freed tensor.
+TEST(GraphExecutorTest, AccessorsRacingZeroCopyRebindingFailCleanly) {
+  Mlp m = MakeMlp();
+  auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
+  auto e = AsFactory(*factory)->CreateExecutor({CpuDevice()});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  GraphExecutor& exec = **e;
+  auto is_busy = [](const Status& s) {
+    return s.code() == StatusCode::kFailedPrecondition &&
+           s.message().find("being used by another thread") != std::string::npos;
+  };
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::atomic<long> reads{0}, rebinds{0};
+  std::string first_bad;
+  std::mutex bad_mutex;
+  auto record = [&](const Status& s) {
+    if (s.ok() || is_busy(s)) return;
+    std::lock_guard<std::mutex> lock(bad_mutex);
+    if (bad++ == 0) first_bad = s.ToString();
+  };
+  std::thread reader([&] {
+    Tensor copy = *Tensor::Empty({2, 10}, Float32(), CpuDevice());
+    while (!stop.load()) {
+      auto out = exec.GetOutput(0);
+      record(out.status());
+      if (out.ok()) {
+        volatile float v = out->data_as<float>()[19];  // the tensor must still own its memory
+        (void)v;
+        reads.fetch_add(1);
+      }
+      auto in = exec.GetInput(0);
+      record(in.status());
+      record(exec.CopyOutputTo(0, *copy.dl()));
+    }
+  });
+  std::thread writer([&] {
+    while (!stop.load()) {
+      // A fresh buffer each time: the one bound before is released when the executor lets go of it.
+      Tensor t = *Tensor::Empty({2, 10}, Float32(), CpuDevice());
+      Status s = exec.SetOutputZeroCopy(0, *t.dl(), t.node());
+      record(s);
+      if (s.ok()) rebinds.fetch_add(1);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  while ((reads.load() < 100 || rebinds.load() < 100) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop = true;
+  reader.join();
+  writer.join();
+  EXPECT_EQ(bad.load(), 0) << first_bad;
+  EXPECT_GE(reads.load(), 100);
+  EXPECT_GE(rebinds.load(), 100);
+}
+
 TEST(GraphExecutorTest, ShareParamsAliasesAnotherExecutor) {
   Mlp m = MakeMlp();
   auto spec = std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json));
@@ -354,7 +473,9 @@ TEST(GraphExecutorTest, ShareParamsAliasesAnotherExecutor) {
 TEST(GraphExecutorTest, ProfileTimesEveryOperator) {
   Mlp m = MakeMlp();
   auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   auto e = AsFactory(*factory)->CreateExecutor({CpuDevice()});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
   auto prof = (*e)->Profile(3);
   ASSERT_TRUE(prof.ok()) << prof.status().ToString();
   ASSERT_EQ(prof->size(), 3u);
@@ -471,6 +592,7 @@ TEST(GraphExecutorFactoryTest, LoadsPayloadAssembledFromTheSpec) {
 TEST(GraphExecutorFactoryTest, TruncatedPayloadsFailCleanly) {
   Mlp m = MakeMlp();
   auto factory = MakeFactory(m);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   BinaryWriter w(8);
   ASSERT_TRUE(factory->get()->SaveToBinary(&w).ok());
   const std::string& bytes = w.bytes();

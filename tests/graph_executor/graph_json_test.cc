@@ -113,6 +113,18 @@ TEST(GraphJsonTest, EveryInconsistencyIsAnErrorNamingTheCause) {
       {"unknown node key", Replace(v, "\"name\": \"p0\",", "\"name\": \"p0\", \"color\": \"red\","),
        "node 1: unsupported key 'color'"},
       {"overflowing shape", Replace(v, "[[1, 4], [3, 4]", "[[1, 4], [3037000500, 3037000500]"), "entry 1"},
+      // Duplicate keys: TVM's reader keeps the last one, RapidJSON both; a second "heads" appended outputs.
+      {"duplicate heads", Replace(v, "\"heads\": [[3, 0, 0]],", "\"heads\": [[3, 0, 0]], \"heads\": [[2, 0, 0]],"),
+       "graph JSON: top level: key 'heads' appears twice"},
+      {"duplicate node key", Replace(v, "\"name\": \"p0\",", "\"name\": \"p0\", \"name\": \"p1\","),
+       "graph JSON: node 1: key 'name' appears twice"},
+      {"duplicate node attr", Replace(v, "\"func_name\": \"sorun_dense\",",
+                                      "\"func_name\": \"sorun_dense\", \"func_name\": \"sorun_relu\","),
+       "graph JSON: node 2 ('dense0') attrs: key 'func_name' appears twice"},
+      {"duplicate graph attr", Replace(v, "\"device_index\"", "\"storage_id\": [\"list_int\", [0, 1, 2, 2]], \"device_index\""),
+       "graph JSON: 'attrs': key 'storage_id' appears twice"},
+      {"attrs and attr", Replace(v, "\"inputs\": [[2, 0, 0]]", "\"inputs\": [[2, 0, 0]], \"attr\": {}"),
+       "graph JSON: node 3: has both 'attrs' and 'attr'"},
   };
   for (const BadCase& c : cases) {
     auto g = GraphSpec::Parse(c.json);

@@ -1,21 +1,111 @@
 // Bad-input catalogue, CLI and contract cases: gzip bombs, pack outputs, environment variables, dtypes.
 // Each case runs through BadInputCatalogueTest (tests/robustness/catalogue.h).
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "runtime/c_runtime_api.h"
+#include "runtime/data_type.h"
+#include "runtime/env_vars.h"
+#include "runtime/packed_func.h"
+#include "runtime/thread_pool.h"
+#include "serialization/tar_archive.h"
 #include "tests/robustness/catalogue.h"
+#include "tests/util/test_util.h"
 
 namespace sorun {
 namespace catalogue {
 namespace {
 
+// gzip (level 9) of `block` repeated `times` times, deflated as a stream.
+std::string GzipRepeated(const std::string& first, const std::string& block, int times) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK) return "";
+  std::string out;
+  char buf[1 << 16];
+  auto pump = [&](const std::string* piece, int flush) {
+    zs.next_in = piece ? reinterpret_cast<Bytef*>(const_cast<char*>(piece->data())) : nullptr;
+    zs.avail_in = piece ? static_cast<uInt>(piece->size()) : 0;
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(buf);
+      zs.avail_out = sizeof(buf);
+      deflate(&zs, flush);
+      out.append(buf, sizeof(buf) - zs.avail_out);
+    } while (zs.avail_out == 0);
+  };
+  pump(&first, Z_NO_FLUSH);
+  for (int i = 0; i < times; ++i) pump(&block, Z_NO_FLUSH);
+  pump(nullptr, Z_FINISH);
+  deflateEnd(&zs);
+  return out;
+}
+
+// A ustar header (TarWriter's bytes) for one member whose size field says `size`.
+std::string MemberHeader(uint64_t size) {
+  TarWriter w;
+  if (!w.AddFile("lib0.o", "").ok()) return "";
+  std::string h = w.Finish().substr(0, kTarBlockSize);
+  char field[13];
+  std::snprintf(field, sizeof(field), "%011llo", static_cast<unsigned long long>(size));
+  h.replace(124, 11, field, 11);
+  h.replace(148, 8, "        ");
+  unsigned sum = 0;
+  for (unsigned char c : h) sum += c;
+  std::snprintf(field, sizeof(field), "%06o", sum);
+  h.replace(148, 7, std::string(field, 7));
+  return h;
+}
+
+Status OpenTar(const std::string& name, const std::string& bytes) {
+  const std::string path = CatalogueEnv::Get().Path(name);
+  testing::WriteFileOrDie(path, bytes);
+  return TarFile::Open(path).status();
+}
+
 std::vector<CatalogueCase> CliCases() {
   std::vector<CatalogueCase> cases;
+  const std::string mib(1 << 20, '\0');
+  cases.push_back({"gzip bomb: a 256 MiB member in a 254 KiB tar.gz",
+                   [mib] { return OpenTar("bomb.tar", GzipRepeated(MemberHeader(uint64_t{256} << 20), mib, 256)); },
+                   "gzip: the archive inflates to more than"});
+  cases.push_back({"gzip bomb: 256 MiB of zeros after the end-of-archive marker",
+                   [mib] { return OpenTar("zeros.tar", GzipRepeated("", mib, 256)); },
+                   "continues past the archive's end-of-archive marker (ending at archive byte 1024) with more than"});
+  cases.push_back({"gzip tar: data hidden past the end-of-archive marker",
+                   [] { return OpenTar("hidden.tar", GzipRepeated(std::string(1024, '\0'), "payload", 1)); },
+                   "with non-zero data that no header accounts for"});
+  for (const char* value : {"abc", "0", "-3", "2x", "1025"}) {
+    cases.push_back({std::string("SORUN_NUM_THREADS=") + value,
+                     [value] {
+                       return ParseEnvInt(kEnvNumThreads, value, 1, ThreadPool::kMaxThreads, "threads").status();
+                     },
+                     std::string("environment variable SORUN_NUM_THREADS is '") + value +
+                         "': use a whole number from 1 to 1024"});
+  }
+  cases.push_back({"SORUN_VERIFY_CHECKSUM=yes",
+                   [] { return ParseEnvBool(kEnvVerifyChecksum, "yes", "verify").status(); },
+                   "environment variable SORUN_VERIFY_CHECKSUM is 'yes': use 1 (verify) or 0 (do not)"});
+  cases.push_back({"device type 99 from a file", [] { return MakeDevice(99, 0).status(); },
+                   "unknown device type 99 (DLPack device types are 0..15)"});
+  cases.push_back({"C++ exception thrown into TVMFuncCall",
+                   [] {
+                     PackedFunc f = PackedFunc::FromBody("throws", [](PackedArgs, Value*) -> Status {
+                       throw std::bad_alloc();
+                     });
+                     TVMValue ret;
+                     int code = 0;
+                     if (TVMFuncCall(f.get(), nullptr, nullptr, 0, &ret, &code) == 0) return Status::Ok();
+                     return Aborted(TVMGetLastError());
+                   },
+                   "TVMFuncCall: out of memory (std::bad_alloc)"});
   return cases;
 }
 
-// GoogleTest allows an empty instantiation only when told so (an area may start empty).
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BadInputCatalogueTest);
 SORUN_CATALOGUE_CASES(Cli, CliCases());
 
 }  // namespace

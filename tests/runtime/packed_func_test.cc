@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <new>
+#include <string>
+
+#include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/module.h"
@@ -175,6 +179,64 @@ TEST(ModuleTest, FunctionsKeepTheirModuleAlive) {
     f = m.GetFunction("f");
   }
   EXPECT_EQ(*f()->AsInt(), 42);
+}
+
+// Issue 13 class 9: no C++ exception crosses a C entry point; it becomes -1 (or NULL) + the message.
+TEST(CBoundaryTest, ExceptionsFromPackedFunctionsBecomeErrorReturns) {
+  PackedFunc throws_length = PackedFunc::FromBody("grows", [](PackedArgs, Value*) -> Status {
+    std::string s;
+    s.resize(s.max_size() + 1);  // std::length_error
+    return Status::Ok();
+  });
+  PackedFunc throws_alloc = PackedFunc::FromBody("allocates", [](PackedArgs, Value*) -> Status {
+    throw std::bad_alloc();
+  });
+  PackedFunc throws_other = PackedFunc::FromBody("throws", [](PackedArgs, Value*) -> Status { throw 42; });
+  TVMValue ret;
+  int ret_code = 0;
+  EXPECT_EQ(TVMFuncCall(throws_length.get(), nullptr, nullptr, 0, &ret, &ret_code), -1);
+  EXPECT_EQ(std::string(TVMGetLastError()).rfind("TVMFuncCall: C++ exception: ", 0), 0u) << TVMGetLastError();
+  EXPECT_EQ(TVMFuncCall(throws_alloc.get(), nullptr, nullptr, 0, &ret, &ret_code), -1);
+  EXPECT_EQ(std::string(TVMGetLastError()), "TVMFuncCall: out of memory (std::bad_alloc)");
+  EXPECT_EQ(TVMFuncCall(throws_other.get(), nullptr, nullptr, 0, &ret, &ret_code), -1);
+  EXPECT_EQ(std::string(TVMGetLastError()), "TVMFuncCall: C++ exception of unknown type");
+  // The thread is fine afterwards: a normal call succeeds.
+  TVMValue args[2];
+  int codes[2] = {kDLInt, kDLFloat};
+  args[0].v_int64 = 2;
+  args[1].v_float64 = 0.25;
+  ASSERT_EQ(TVMFuncCall(Adder().get(), args, codes, 2, &ret, &ret_code), 0) << TVMGetLastError();
+  EXPECT_EQ(ret_code, kDLFloat);
+  EXPECT_EQ(ret.v_float64, 2.25);
+}
+
+TEST(CBoundaryTest, GuardTurnsExceptionsIntoTheErrorValue) {
+  int* none = GuardCBoundary("TVMBackendAllocWorkspace", static_cast<int*>(nullptr), []() -> int* {
+    throw std::bad_alloc();
+  });
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(std::string(TVMGetLastError()), "TVMBackendAllocWorkspace: out of memory (std::bad_alloc)");
+  EXPECT_EQ(GuardCBoundary("x", -1, [] { return 7; }), 7);
+}
+
+TEST(CBoundaryTest, AbsurdWorkspacesAndUnknownDevicesFailWithAMessage) {
+  // (A size the pool refuses before asking the allocator: ASan aborts on absurd malloc sizes.)
+  EXPECT_EQ(TVMBackendAllocWorkspace(kDLCPU, 0, UINT64_MAX, kDLFloat, 32), nullptr);
+  EXPECT_NE(std::string(TVMGetLastError()).find("out of memory for 18446744073709551615 bytes"), std::string::npos)
+      << TVMGetLastError();
+  EXPECT_EQ(TVMBackendAllocWorkspace(99, 0, 64, kDLFloat, 32), nullptr);
+  EXPECT_NE(std::string(TVMGetLastError()).find("unknown device type 99"), std::string::npos) << TVMGetLastError();
+  EXPECT_EQ(TVMBackendFreeWorkspace(-5, 0, nullptr), -1);
+  EXPECT_NE(std::string(TVMGetLastError()).find("unknown device type -5"), std::string::npos) << TVMGetLastError();
+}
+
+TEST(DeviceTypeTest, IntegersBecomeDevicesOnlyThroughMakeDevice) {
+  EXPECT_EQ(MakeDevice(kDLOpenCL, 1)->device_type, kDLOpenCL);
+  EXPECT_EQ(MakeDevice(99, 0).status().message(), "unknown device type 99 (DLPack device types are 0..15)");
+  EXPECT_FALSE(MakeDevice(-1, 0).ok());
+  EXPECT_FALSE(MakeDevice(kDLCPU, int64_t{1} << 40).ok());
+  EXPECT_EQ(DescribeDeviceType(kDLCUDA), "cuda");
+  EXPECT_EQ(DescribeDeviceType(99), "unknown device type 99");
 }
 
 }  // namespace

@@ -71,5 +71,21 @@ TEST(StatusOrTest, OkStatusWithoutValueBecomesInternalError) {
   EXPECT_EQ(s.status().code(), StatusCode::kInternal);
 }
 
+TEST(StatusOrDeathTest, DereferencingAnErrorAbortsWithTheStatus) {
+  StatusOr<int> bad = InvalidArgument("input 'x' has the wrong shape");
+  EXPECT_DEATH((void)*bad, "StatusOr accessed without a value: invalid_argument: input 'x' has the wrong shape");
+  EXPECT_DEATH((void)bad.value(), "StatusOr accessed without a value: invalid_argument");
+  const StatusOr<int>& cbad = bad;
+  EXPECT_DEATH((void)*cbad, "StatusOr accessed without a value");
+  EXPECT_DEATH((void)std::move(bad).value(), "StatusOr accessed without a value");
+}
+
+TEST(StatusOrDeathTest, ArrowOnAnErrorAbortsWithTheStatus) {
+  StatusOr<std::string> bad = NotFound("no function 'f'");
+  EXPECT_DEATH((void)bad->size(), "StatusOr accessed without a value: not_found: no function 'f'");
+  StatusOr<std::unique_ptr<int>> moved_from = Status::Ok();  // Internal error, no value
+  EXPECT_DEATH((void)moved_from->get(), "StatusOr constructed from an OK status without a value");
+}
+
 }  // namespace
 }  // namespace sorun

@@ -238,6 +238,7 @@ TEST_F(ExportLoadTest, SpecLayoutAssembledByHandLoadsAndRuns) {
   SmallModel m = MakeModel();
   BinaryWriter factory_payload(8 + 8 + 8 + 20);  // origin only matters for alignment pads
   auto factory = GraphExecutorFactoryNode::Create(m.json, m.params);
+  ASSERT_TRUE(factory.ok()) << factory.status().ToString();
   ASSERT_TRUE((*factory)->SaveToBinary(&factory_payload).ok());
   std::string p;
   auto u64 = [&](uint64_t v) {
@@ -288,18 +289,22 @@ TEST_F(ExportLoadTest, ChecksumCatchesCorruptionAndCanBeSkipped) {
   skip.verify_checksum = false;
   auto skipped = LoadModule(Path("bad.so"), skip);
   EXPECT_TRUE(skipped.ok()) << skipped.status().ToString();
-  // The default does not verify (one hash pass over the blob per load); the environment overrides
-  // the option both ways.
+  // The default does not verify (one hash pass over the blob per load); left unset, the option is
+  // decided by the environment both ways, and an explicit choice wins over the environment.
   EXPECT_TRUE(LoadModule(Path("bad.so")).ok());
   setenv("SORUN_VERIFY_CHECKSUM", "1", 1);
-  auto forced_on = LoadModule(Path("bad.so"), skip);
+  auto env_on = LoadModule(Path("bad.so"));
+  auto explicit_off = LoadModule(Path("bad.so"), skip);
   setenv("SORUN_VERIFY_CHECKSUM", "0", 1);
-  auto forced_off = LoadModule(Path("bad.so"), verify);
+  auto env_off = LoadModule(Path("bad.so"));
+  auto explicit_on = LoadModule(Path("bad.so"), verify);
   setenv("SORUN_VERIFY_CHECKSUM", "true", 1);
   auto unclear = LoadModule(Path("good.so"));
   unsetenv("SORUN_VERIFY_CHECKSUM");
-  EXPECT_FALSE(forced_on.ok());
-  EXPECT_TRUE(forced_off.ok()) << forced_off.status().ToString();
+  EXPECT_FALSE(env_on.ok());
+  EXPECT_TRUE(explicit_off.ok()) << explicit_off.status().ToString();
+  EXPECT_TRUE(env_off.ok()) << env_off.status().ToString();
+  EXPECT_FALSE(explicit_on.ok());
   ASSERT_FALSE(unclear.ok());
   EXPECT_EQ(unclear.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unclear.status().message().find("SORUN_VERIFY_CHECKSUM is 'true': use 1"), std::string::npos)

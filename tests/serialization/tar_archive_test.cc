@@ -13,8 +13,11 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "tests/serialization/tar_test_util.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
@@ -28,126 +31,7 @@ using ::sorun::testing::WriteFileOrDie;
 
 using ::sorun::testing::Contains;
 
-const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
-
-// Reads a heap copy of exactly the archive's size, so AddressSanitizer sees reads past the end.
-StatusOr<std::vector<TarEntry>> Read(const std::string& archive, std::unique_ptr<uint8_t[]>* keep,
-                                     const std::string& name = "test.tar") {
-  keep->reset(new uint8_t[archive.empty() ? 1 : archive.size()]);
-  std::memcpy(keep->get(), archive.data(), archive.size());
-  return ReadTarArchive(keep->get(), archive.size(), name);
-}
-
-Status ReadStatus(const std::string& archive, const std::string& name = "test.tar") {
-  std::unique_ptr<uint8_t[]> keep;
-  return Read(archive, &keep, name).status();
-}
-
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-std::string Padded(std::string s) {
-  s.append((512 - s.size() % 512) % 512, '\0');
-  return s;
-}
-
-// A hand-made ustar header (independent of TarWriter), with a correct checksum unless told otherwise.
-struct HeaderSpec {
-  std::string name;
-  uint64_t size = 0;
-  char type = '0';
-  std::string size_field;  // overrides the octal size when set (12 bytes)
-  std::string prefix;
-  std::string magic = std::string("ustar\0" "00", 8);
-  std::string mode_field = std::string("0000644\0", 8);
-};
-
-void PutField(std::string* h, size_t offset, const std::string& value) { h->replace(offset, value.size(), value); }
-
-void Resum(std::string* h) {
-  h->replace(148, 8, "        ");
-  unsigned sum = 0;
-  for (unsigned char c : *h) sum += c;
-  char field[8];
-  std::snprintf(field, sizeof(field), "%06o", sum);
-  h->replace(148, 7, std::string(field, 7));  // 6 digits + NUL, then the space stays
-}
-
-std::string Header(const HeaderSpec& spec) {
-  std::string h(512, '\0');
-  PutField(&h, 0, spec.name.substr(0, 100));
-  PutField(&h, 100, spec.mode_field);
-  PutField(&h, 108, std::string("0000000\0", 8));
-  PutField(&h, 116, std::string("0000000\0", 8));
-  char size[13];
-  std::snprintf(size, sizeof(size), "%011llo", static_cast<unsigned long long>(spec.size));
-  PutField(&h, 124, spec.size_field.empty() ? std::string(size, 12) : spec.size_field);
-  PutField(&h, 136, std::string("00000000000\0", 12));
-  h[156] = spec.type;
-  PutField(&h, 257, spec.magic);
-  PutField(&h, 345, spec.prefix);
-  Resum(&h);
-  return h;
-}
-
-std::string Entry(const HeaderSpec& spec, const std::string& contents) { return Header(spec) + Padded(contents); }
-std::string End() { return std::string(1024, '\0'); }
-
-// A pax record "<length> <body>\n" whose length counts itself.
-std::string Pax(const std::string& body) {
-  for (size_t digits = 1;; ++digits) {
-    const std::string length = std::to_string(digits + 1 + body.size() + 1);
-    if (length.size() == digits) return length + " " + body + "\n";
-  }
-}
-
-bool HaveTar() { return std::system("tar --version >/dev/null 2>&1") == 0; }
-
-std::string RunOutput(const std::string& command, int* exit_code) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    *exit_code = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  *exit_code = pclose(pipe);
-  return out;
-}
-
-const std::string kLongDir(60, 'd');
-const std::string kLongFile(80, 'f');
-const std::string kLongName = kLongDir + "/" + kLongFile;  // 141 bytes: needs the ustar prefix
-
-// The files most tests write: sizes around the block boundary, nested and long names, modes.
-std::vector<std::pair<std::string, std::string>> SampleFiles() {
-  return {{"empty.o", ""},
-          {"one.o", "x"},
-          {"block_minus_one.o", RandomBytes(511, 1)},
-          {"block.o", RandomBytes(512, 2)},
-          {"block_plus_one.o", RandomBytes(513, 3)},
-          {"lib/nested/devc.o", RandomBytes(10000, 4)},
-          {std::string(100, 'n'), "exactly one hundred byte name"},
-          {kLongName, RandomBytes(777, 5)}};
-}
-
-std::string SampleArchive() {
-  TarWriter w;
-  for (const auto& f : SampleFiles()) {
-    Status s = w.AddFile(f.first, f.second, f.first == "one.o" ? 0755 : 0644);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-  }
-  return w.Finish();
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Writer + reader round trips.
+using namespace ::sorun::tar_test;  // NOLINT: the tar test vocabulary
 
 TEST(TarArchiveTest, RoundTripsFilesOfEverySizeAndName) {
   const std::string archive = SampleArchive();
@@ -639,119 +523,6 @@ TEST(TarArchiveTest, RandomCorruptionNeverCrashes) {
 
 // ---------------------------------------------------------------------------------------------------
 // gzip-compressed archives: TVM's export_library("x.tar") runs `tar -czf`.
-
-// One gzip member holding `data` (zlib's deflate with the gzip wrapper).
-std::string Gzip(const std::string& data, int level = 6) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(&out[0]);
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-StatusOr<std::string> Gunzip(const std::string& gz, uint64_t max_output = uint64_t{1} << 40) {
-  std::unique_ptr<uint8_t[]> keep(new uint8_t[gz.empty() ? 1 : gz.size()]);
-  std::memcpy(keep.get(), gz.data(), gz.size());
-  return GunzipBytes(keep.get(), gz.size(), "lib.tar", max_output);
-}
-
-TEST(TarArchiveGzipTest, TarFileReadsPlainAndGzipCompressedArchives) {
-  const std::string dir = MakeTempDir("tar_gzip");
-  TarWriter w;
-  for (const auto& f : SampleFiles()) ASSERT_TRUE(w.AddFile(f.first, f.second).ok());
-  const std::string plain = w.Finish();
-  WriteFileOrDie(dir + "/plain.tar", plain);
-  WriteFileOrDie(dir + "/tvm.tar", Gzip(plain));
-  for (const char* name : {"plain.tar", "tvm.tar"}) {
-    auto tar = TarFile::Open(dir + "/" + name);
-    ASSERT_TRUE(tar.ok()) << tar.status().ToString();
-    EXPECT_EQ((*tar)->gzip_compressed(), std::string(name) == "tvm.tar");
-    ASSERT_EQ((*tar)->size(), plain.size());
-    EXPECT_EQ(std::memcmp((*tar)->data(), plain.data(), plain.size()), 0);
-    auto entries = ReadTarArchive((*tar)->data(), (*tar)->size(), name);
-    ASSERT_TRUE(entries.ok()) << entries.status().ToString();
-    ASSERT_EQ(entries->size(), SampleFiles().size());
-    for (size_t i = 0; i < entries->size(); ++i) {
-      EXPECT_EQ((*entries)[i].name, SampleFiles()[i].first);
-      EXPECT_EQ(std::string(reinterpret_cast<const char*>((*entries)[i].data), (*entries)[i].size),
-                SampleFiles()[i].second);
-    }
-  }
-  EXPECT_ERROR(TarFile::Open(dir + "/missing.tar").status(), StatusCode::kNotFound, "missing.tar");
-}
-
-TEST(TarArchiveGzipTest, ReadsArchivesMadeBySystemTarCzf) {
-  if (!HaveTar()) GTEST_SKIP() << "no tar tool on PATH";
-  const std::string dir = MakeTempDir("tar_gzip");
-  WriteFileOrDie(dir + "/lib0.o", RandomBytes(70000, 3));
-  WriteFileOrDie(dir + "/devc.o", std::string(5000, 'b'));
-  int rc = 0;
-  // Exactly what TVM's tvm.contrib.tar.tar runs.
-  std::string log = RunOutput("tar -czf '" + dir + "/lib.tar' -C '" + dir + "' lib0.o devc.o 2>&1", &rc);
-  ASSERT_EQ(rc, 0) << log;
-  auto tar = TarFile::Open(dir + "/lib.tar");
-  ASSERT_TRUE(tar.ok()) << tar.status().ToString();
-  EXPECT_TRUE((*tar)->gzip_compressed());
-  auto entries = ReadTarArchive((*tar)->data(), (*tar)->size(), "lib.tar");
-  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
-  ASSERT_EQ(entries->size(), 2u);
-  EXPECT_EQ((*entries)[0].name, "lib0.o");
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>((*entries)[0].data), (*entries)[0].size), RandomBytes(70000, 3));
-  EXPECT_EQ((*entries)[1].size, 5000u);
-}
-
-TEST(TarArchiveGzipTest, GunzipLargeMultiMemberAndPaddedStreams) {
-  const std::string big = RandomBytes(3 << 20, 5) + std::string(2 << 20, 'z');  // grows the buffer many times
-  auto out = Gunzip(Gzip(big, 1));
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(*out, big);
-  auto two = Gunzip(Gzip("first half, ") + Gzip("second half"));
-  ASSERT_TRUE(two.ok()) << two.status().ToString();
-  EXPECT_EQ(*two, "first half, second half");
-  auto padded = Gunzip(Gzip("x") + std::string(512, '\0'));  // tape-style zero padding
-  ASSERT_TRUE(padded.ok()) << padded.status().ToString();
-  EXPECT_EQ(*padded, "x");
-  auto empty = Gunzip(Gzip(""));
-  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
-  EXPECT_EQ(*empty, "");
-}
-
-TEST(TarArchiveGzipTest, CorruptTruncatedAndOversizedStreams) {
-  const std::string data = RandomBytes(100000, 7);
-  const std::string gz = Gzip(data);
-  EXPECT_ERROR(Gunzip("not gzip").status(), StatusCode::kDataLoss, "lib.tar byte 0: gzip: not a gzip stream");
-  EXPECT_ERROR(Gunzip(gz.substr(0, gz.size() / 2)).status(), StatusCode::kDataLoss, "lib.tar byte ", "truncated");
-  EXPECT_ERROR(Gunzip(gz.substr(0, gz.size() - 4)).status(), StatusCode::kDataLoss, "truncated");
-  std::string bad_crc = gz;
-  bad_crc[bad_crc.size() - 6] ^= 0x55;  // the CRC-32 of the trailer
-  EXPECT_ERROR(Gunzip(bad_crc).status(), StatusCode::kDataLoss, "gzip: incorrect data check");
-  std::string bad_method = gz;
-  bad_method[2] = 9;  // compression method must be 8 (deflate)
-  EXPECT_ERROR(Gunzip(bad_method).status(), StatusCode::kDataLoss, "gzip: ");
-  EXPECT_ERROR(Gunzip(gz + "trailing junk").status(), StatusCode::kDataLoss, "trailing bytes");
-  EXPECT_ERROR(Gunzip(gz, 4096).status(), StatusCode::kResourceExhausted, "more than 4096 bytes");
-  auto exact = Gunzip(gz, data.size());
-  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-  EXPECT_EQ(*exact, data);
-  // Random corruption: an error or (rarely) some output, never a crash or a read past the input.
-  std::mt19937_64 rng(11);
-  for (int i = 0; i < 300; ++i) {
-    std::string b = gz;
-    for (int f = 0; f < 3; ++f) b[10 + rng() % (b.size() - 10)] = static_cast<char>(rng());
-    if (rng() % 4 == 0) b.resize(2 + rng() % (b.size() - 2));
-    auto r = Gunzip(b);
-    if (!r.ok()) {
-      EXPECT_TRUE(Contains(r.status().message(), "lib.tar")) << r.status().message();
-    }
-  }
-}
 
 }  // namespace
 }  // namespace sorun

@@ -3,7 +3,11 @@
 // "sorun: error: ..." naming the file and the cause.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <utility>
 
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
@@ -193,6 +197,88 @@ TEST_F(CliErrorsTest, KernelFailureExitsOne) {
 TEST_F(CliErrorsTest, AbsentDeviceExitsOne) {
   // CUDA is absent here (no driver); on a GPU machine cuda:1023 is.
   ExpectError({"run", Model(), "--device", "cuda:1023", "--input", "data=" + files_->input}, 1, {"cuda"});
+}
+
+// Issue 13 class 7: `pack -o` and `run --output-dir` never replace or write into what is not a
+// regular file (a FIFO would hang `run`; a device node would be replaced by `pack` as root).
+TEST_F(CliErrorsTest, OutputsThatAreNotRegularFilesAreRefusedBeforeAnyWork) {
+  ASSERT_EQ(::mkfifo(Path("fifo.so").c_str(), 0644), 0);
+  ASSERT_EQ(::mkdir(Path("dir.so").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(Model().c_str(), Path("link.so").c_str()), 0);
+  const std::vector<std::pair<std::string, std::string>> outs = {
+      {"fifo.so", "exists and is a FIFO"}, {"dir.so", "exists and is a directory"},
+      {"link.so", "exists and is a symbolic link"}, {"fifo.so", "will not replace it"}};
+  for (const auto& [name, what] : outs) {
+    ExpectError({"pack", "-o", Path(name), "--graph", files_->graph, "--params", files_->params, "--lib",
+                 testing::NnKernelsSource()},
+                1, {"output " + Path(name), what});
+  }
+  struct stat st;
+  ASSERT_EQ(::lstat(Path("fifo.so").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+  ASSERT_EQ(::lstat(Path("link.so").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
+
+  // run: an output file that is a FIFO (writing would block forever) or a link; an output "directory"
+  // that is a file. Refused before the model runs, with nothing on stdout.
+  ASSERT_EQ(::mkdir(Path("out_fifo").c_str(), 0755), 0);
+  ASSERT_EQ(::mkfifo(Path("out_fifo/output_0.npy").c_str(), 0644), 0);
+  ExpectError({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("out_fifo")}, 1,
+              {"output file " + Path("out_fifo/output_0.npy") + " exists and is a FIFO"});
+  ASSERT_EQ(::mkdir(Path("out_link").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("/dev/null", Path("out_link/output_0.npy").c_str()), 0);
+  ExpectError({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("out_link")}, 1,
+              {"output_0.npy exists and is a symbolic link"});
+  ExpectError({"run", Model(), "--input", "data=" + files_->input, "--output-dir", files_->input}, 1,
+              {"output directory " + files_->input + " exists and is a file, not a directory"});
+  // A regular file is replaced as before.
+  ASSERT_EQ(::mkdir(Path("out_ok").c_str(), 0755), 0);
+  testing::WriteFileOrDie(Path("out_ok/output_0.npy"), "old contents");
+  CliResult ok = RunSorun({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("out_ok")});
+  EXPECT_EQ(ok.exit_code, 0) << Describe(ok);
+  EXPECT_EQ(testing::ReadFileOrDie(Path("out_ok/output_0.npy")).rfind("\x93NUMPY", 0), 0u);
+}
+
+// Issue 13 class 8: every SORUN_* variable is strict, and a bad one is an error before any work.
+TEST_F(CliErrorsTest, MalformedEnvironmentVariablesAreErrors) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"SORUN_NUM_THREADS", "abc"}, {"SORUN_NUM_THREADS", "0"},   {"SORUN_NUM_THREADS", "4x"},
+      {"SORUN_NUM_THREADS", "99999999999999999999"},            {"SORUN_SPIN_US", "-1"},
+      {"SORUN_VERIFY_CHECKSUM", "yes"}};
+  for (const auto& [var, value] : bad) {
+    for (const char* cmd : {"run", "bench"}) {
+      std::vector<std::string> args = {cmd, Model(), "--input", "data=" + files_->input};
+      if (std::string(cmd) == "bench") args.insert(args.end(), {"--repeat", "1", "--warmup", "0"});
+      CliResult r = RunSorun(args, {{var, value}});
+      EXPECT_EQ(r.exit_code, 1) << Describe(r);
+      EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
+      EXPECT_EQ(r.out, "") << Describe(r);
+      EXPECT_NE(r.err.find("environment variable " + var + " is '" + value + "': use "), std::string::npos)
+          << Describe(r);
+    }
+  }
+  CliResult good = RunSorun({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("env_ok")},
+                            {{"SORUN_NUM_THREADS", "2"}, {"SORUN_SPIN_US", "0"}, {"SORUN_VERIFY_CHECKSUM", ""}});
+  EXPECT_EQ(good.exit_code, 0) << Describe(good);
+}
+
+// Issue 13 class 8: an error in a params file starts with that file's path (pack, and run's
+// three-file deployment through the library).
+TEST_F(CliErrorsTest, ParamsFileErrorsStartWithThePath) {
+  const std::string params = testing::ReadFileOrDie(files_->params);
+  testing::WriteFileOrDie(Path("cut.params"), params.substr(0, params.size() / 2));
+  testing::WriteFileOrDie(Path("junk.params"), "definitely not a params file, but long enough to read a header");
+  for (const char* name : {"cut.params", "junk.params"}) {
+    CliResult packed = RunSorun({"pack", "-o", Path("params_err.so"), "--graph", files_->graph, "--params", Path(name),
+                                 "--lib", testing::NnKernelsSource()});
+    EXPECT_EQ(packed.exit_code, 1) << Describe(packed);
+    EXPECT_EQ(packed.err.rfind("sorun: error: " + Path(name), 0), 0u) << Describe(packed);
+    CliResult ran = RunSorun({"run", testing::Runfile("testdata/kernels/libnn_kernels.so"), "--graph", files_->graph,
+                              "--params", Path(name), "--input", "data=" + files_->input});
+    EXPECT_EQ(ran.exit_code, 1) << Describe(ran);
+    EXPECT_EQ(ran.out, "") << Describe(ran);
+    EXPECT_EQ(ran.err.rfind("sorun: error: " + Path(name), 0), 0u) << Describe(ran);
+  }
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ TEST(ValuesTest, FormatAndFill) {
   EXPECT_EQ(FormatLeadingValues(*t, 8), "[0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, ...] (10 values)");
   EXPECT_EQ(FormatLeadingValues(*t, 10), "[0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5]");
   auto i8 = Tensor::Empty({3}, MakeDType(kDLInt, 8), CpuDevice());
+  ASSERT_TRUE(i8.ok());
   i8->data_as<int8_t>()[0] = -5;
   i8->data_as<int8_t>()[1] = 0;
   i8->data_as<int8_t>()[2] = 7;
@@ -193,6 +194,37 @@ TEST(ValuesTest, FormatAndFill) {
     EXPECT_GE(ints->data_as<int64_t>()[i], 0);
     EXPECT_LT(ints->data_as<int64_t>()[i], 10);
   }
+}
+
+// Issue 13 class 5: `bench` filled an int1x8 input one byte per lane (8x its size). Every dtype's
+// fill and display stays inside the tensor's DTypeBytes-sized storage; the bytes after a view are a
+// guard that must stay untouched (and ASan sees any overflow of the 64-byte allocation).
+TEST(ValuesTest, FillAndFormatStayInsideSubByteAndVectorDtypes) {
+  for (const char* name : {"int1x8", "uint1x16", "uint1x4", "int4x2", "int4", "bool", "uint8x3", "float32x4",
+                           "float16x2", "int64x2", "int2x3"}) {
+    SCOPED_TRACE(name);
+    auto dtype = ParseDType(name);
+    ASSERT_TRUE(dtype.ok()) << dtype.status().ToString();
+    auto whole = Tensor::Empty({64}, UInt8(), CpuDevice());
+    ASSERT_TRUE(whole.ok());
+    std::memset(whole->data(), 0xAB, 64);
+    auto view = whole->View({3}, *dtype);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    const uint64_t used = view->nbytes();
+    ASSERT_EQ(used, 3 * DTypeBytes(*dtype));
+    FillPseudoRandom(*view, "data");
+    for (uint64_t i = used; i < 64; ++i) ASSERT_EQ(whole->data_as<uint8_t>()[i], 0xAB) << "byte " << i;
+    std::string shown = FormatLeadingValues(*view, 100);
+    for (uint64_t i = used; i < 64; ++i) std::memset(whole->data_as<uint8_t>() + i, 0, 1);  // poison the tail
+    EXPECT_EQ(FormatLeadingValues(*view, 100), shown) << "read past the tensor";
+  }
+  auto packed = Tensor::Empty({2}, MakeDType(kDLInt, 1, 8), CpuDevice());
+  ASSERT_TRUE(packed.ok());
+  EXPECT_EQ(FormatLeadingValues(*packed, 8), "(int1x8 values not shown)");
+  EXPECT_EQ(DTypeScalarStride(MakeDType(kDLInt, 1, 8)), 0u);
+  EXPECT_EQ(DTypeScalarStride(MakeDType(kDLFloat, 32, 4)), 4u);
+  EXPECT_EQ(DTypeScalarStride(Bool()), 1u);
+  EXPECT_EQ(DTypeScalarStride(MakeDType(kDLInt, 4)), 1u);
 }
 
 TEST(JsonTest, StringsFromUntrustedFilesAreValidUtf8) {

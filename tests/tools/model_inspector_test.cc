@@ -182,6 +182,10 @@ TEST_F(ModelInspectorTest, LegacyLayoutHasNoImportTree) {
   testing::CliResult text = testing::RunSorun({"inspect", Path("legacy.so")});
   EXPECT_EQ(text.exit_code, 0) << testing::Describe(text);
   EXPECT_NE(text.out.find("legacy layout"), std::string::npos) << text.out;
+  // The JSON carries the same tree as the text: the kernel library as the root importing every module.
+  testing::CliResult json = testing::RunSorun({"inspect", Path("legacy.so"), "--json"});
+  EXPECT_EQ(json.exit_code, 0) << testing::Describe(json);
+  EXPECT_NE(json.out.find("\"legacy_root\":{\"type_key\":\"_lib\",\"children\":[0]}"), std::string::npos) << json.out;
 }
 
 TEST_F(ModelInspectorTest, ConstLoaderAndMetadataModule) {

@@ -258,6 +258,19 @@ std::string InspectReportToJson(const InspectReport& r) {
     w.EndObject();
   }
   w.EndArray();
+  if (!r.has_import_tree && !r.modules.empty()) {
+    // The legacy layout's tree, as the text view describes it: the kernel library (not a blob entry)
+    // is the root and imports every module of the blob.
+    w.Key("legacy_root");
+    w.StartObject();
+    w.Key("type_key");
+    WriteJsonString(w, "_lib");
+    w.Key("children");
+    std::vector<uint64_t> all;
+    for (const InspectedModule& m : r.modules) all.push_back(m.index);
+    WriteJsonU64s(w, all);
+    w.EndObject();
+  }
 
   w.Key("graph");
   if (!r.graph) {

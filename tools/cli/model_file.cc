@@ -89,32 +89,104 @@ Status ModelFile::FindBlob() {
       return DataLoss(path_ + ": two archive members define " + keys::kSymbolDevMblob + " (" + blob_member_ + " and " +
                       m.name + ")");
     }
-    auto blob = m.image.FindSymbolData(keys::kSymbolDevMblob);
-    if (!blob.ok()) return NamePath(std::move(blob).status(), m.image.file_name());
-    blob_ = *blob;
+    const std::vector<LoadSegment> segments = m.image.LoadSegments();
+    if (!segments.empty()) {
+      // A library: the symbols the loader's dlsym sees, bounded by the rule the loader applies to the
+      // mapped library (serialization/blob_extent.h), so `inspect`/`verify` and `run` agree.
+      SORUN_RETURN_IF_ERROR(FindLibraryBlob(m, segments));
+    } else {
+      SORUN_RETURN_IF_ERROR(FindObjectBlob(m));
+    }
     blob_member_ = m.name;
     has_blob_ = true;
-    // A symbol without a size (hand-written assembly) is bounded by the end of its section.
-    uint64_t limit = blob_.size;
-    if (limit == 0) {
-      const ElfSection* section = m.image.FindSection(blob_.section);
-      if (section != nullptr && section->offset + section->size >= blob_.file_offset) {
-        limit = section->offset + section->size - blob_.file_offset;
-      }
-      if (limit < 8) {
-        return DataLoss(m.image.file_name() + ": " + keys::kSymbolDevMblob + " has no size and its section " +
-                        blob_.section + " leaves " + std::to_string(limit) + " bytes for it");
+  }
+  return Status::Ok();
+}
+
+// The symbol `name` of a library as dlsym finds it: .dynsym (or DT_SYMTAB) when there is one.
+static const ElfSymbol* LibrarySymbol(const ElfImage& image, std::string_view name) {
+  if (image.dynamic_symbols().empty()) return image.FindDefinedSymbol(name);
+  for (const ElfSymbol& s : image.dynamic_symbols()) {
+    if (s.defined() && s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+static ElfSymbolData ExtentData(const ElfImage& image, const ElfSymbol& sym, const SymbolExtent& extent) {
+  ElfSymbolData data;
+  data.name = std::string(sym.name);
+  data.section = "PT_LOAD segment " + std::to_string(extent.segment);
+  for (const ElfSection& s : image.sections()) {  // the section name, when section headers exist
+    if (s.type != elf::kSectionNoBits && s.addr <= extent.address && extent.address - s.addr < s.size &&
+        s.addr != 0) {
+      data.section = std::string(s.name);
+      break;
+    }
+  }
+  data.table = sym.table == elf::kDynamicSegmentTable ? "DT_SYMTAB"
+                                                      : (image.dynamic_symbols().empty() ? ".symtab" : ".dynsym");
+  data.address = sym.value;
+  data.file_offset = extent.file_offset;
+  data.size = extent.bytes;  // st_size, or the bytes up to the segment's end when it is 0
+  data.data = extent.data;
+  return data;
+}
+
+Status ModelFile::FindLibraryBlob(const ModelFileMember& m, const std::vector<LoadSegment>& segments) {
+  const ElfImage& image = m.image;
+  const ElfSymbol* sym = LibrarySymbol(image, keys::kSymbolDevMblob);
+  if (sym == nullptr) {
+    return DataLoss(image.file_name() + ": " + keys::kSymbolDevMblob +
+                    " is not a dynamic symbol: the loader cannot find it");
+  }
+  auto blob = LocateBlob(sym->value, sym->size, segments);
+  if (!blob.ok()) return NamePath(std::move(blob).status(), image.file_name());
+  blob_ = ExtentData(image, *sym, blob->symbol);
+  payload_size_ = blob->payload_size;
+  if (const ElfSymbol* rec = LibrarySymbol(image, keys::kSymbolBlobChecksum)) {
+    auto record = BoundSymbolBytes(keys::kSymbolBlobChecksum, rec->value, rec->size, segments);
+    if (!record.ok()) return NamePath(std::move(record).status(), image.file_name());
+    checksum_ = ExtentData(image, *rec, *record);
+    has_checksum_ = true;
+  }
+  return Status::Ok();
+}
+
+// A relocatable object (a `.tar` member) has no segments: its symbols are bounded by their section.
+Status ModelFile::FindObjectBlob(const ModelFileMember& m) {
+  auto blob = m.image.FindSymbolData(keys::kSymbolDevMblob);
+  if (!blob.ok()) return NamePath(std::move(blob).status(), m.image.file_name());
+  blob_ = *blob;
+  // A symbol without a size (hand-written assembly) is bounded by the end of its section.
+  uint64_t limit = blob_.size;
+  if (limit == 0) {
+    const ElfSection* section = m.image.FindSection(blob_.section);
+    if (section != nullptr && section->offset + section->size >= blob_.file_offset) {
+      limit = section->offset + section->size - blob_.file_offset;
+    }
+    if (limit < 8) {
+      return DataLoss(m.image.file_name() + ": " + keys::kSymbolDevMblob + " has no size and its section " +
+                      blob_.section + " leaves " + std::to_string(limit) + " bytes for it");
+    }
+  }
+  auto prefix = ReadBlobPrefix(blob_.data, limit, keys::kSymbolDevMblob);
+  if (!prefix.ok()) return NamePath(std::move(prefix).status(), m.image.file_name());
+  payload_size_ = *prefix;
+  if (m.image.HasSymbol(keys::kSymbolBlobChecksum)) {
+    auto record = m.image.FindSymbolData(keys::kSymbolBlobChecksum);
+    if (!record.ok()) return NamePath(std::move(record).status(), m.image.file_name());
+    checksum_ = *record;
+    if (checksum_.size == 0) {  // bounded by its section too, never read past it
+      const ElfSection* section = m.image.FindSection(checksum_.section);
+      checksum_.size = section != nullptr && section->offset + section->size >= checksum_.file_offset
+                           ? section->offset + section->size - checksum_.file_offset
+                           : 0;
+      if (checksum_.size == 0) {
+        return DataLoss(m.image.file_name() + ": " + keys::kSymbolBlobChecksum + " has no size and no bytes left in " +
+                        checksum_.section);
       }
     }
-    auto prefix = ReadBlobPrefix(blob_.data, limit, keys::kSymbolDevMblob);
-    if (!prefix.ok()) return NamePath(std::move(prefix).status(), m.image.file_name());
-    payload_size_ = *prefix;
-    if (m.image.HasSymbol(keys::kSymbolBlobChecksum)) {
-      auto record = m.image.FindSymbolData(keys::kSymbolBlobChecksum);
-      if (!record.ok()) return NamePath(std::move(record).status(), m.image.file_name());
-      checksum_ = *record;
-      has_checksum_ = true;
-    }
+    has_checksum_ = true;
   }
   return Status::Ok();
 }

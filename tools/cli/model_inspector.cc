@@ -101,13 +101,17 @@ Status InspectFactory(size_t index, const std::string& type_key, BinaryReader& r
     if (g.nodes[g.heads[i].node_id].num_outputs > 1) name += ":" + std::to_string(g.heads[i].index);
     out->outputs.push_back(InspectedTensor{name, g.shape[eid], g.dltype[eid], g.EntryBytes(eid), false});
   }
-  std::set<std::string> kernels;
-  for (const GraphNode& n : g.nodes) {
+  std::map<std::string, std::string> kernels;  // func_name -> first node calling it
+  for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
+    const GraphNode& n = g.nodes[nid];
     if (n.is_input()) continue;
     ++out->num_op_nodes;
-    if (n.func_name != "__nop" && n.func_name != "__copy") kernels.insert(n.func_name);
+    if (n.func_name != "__nop" && n.func_name != "__copy") kernels.emplace(n.func_name, g.DescribeNode(nid));
   }
-  out->kernels.assign(kernels.begin(), kernels.end());
+  for (const auto& [kernel, node] : kernels) {
+    out->kernels.push_back(kernel);
+    out->kernel_callers.push_back(node);
+  }
 
   for (int32_t type : g.device_index) {
     if (std::find(out->device_types.begin(), out->device_types.end(), type) == out->device_types.end()) {
@@ -177,7 +181,11 @@ Status InspectConstants(size_t index, const std::string& type_key, BinaryReader&
 Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDeviceModule>& device_modules,
                        InspectedGraph* graph) {
   std::vector<DLDevice> devices;
-  for (int type : graph->device_types) devices.push_back(DLDevice{static_cast<DLDeviceType>(type), 0});
+  for (int type : graph->device_types) {
+    auto device = MakeDevice(type, 0);  // an integer from the file: checked before it becomes a device
+    if (!device.ok()) return std::move(device).status().Annotate("graph device_index");
+    devices.push_back(*device);
+  }
   if (!devices.empty()) {
     graph->plan_basis = "one device per device type of the graph";
   } else {

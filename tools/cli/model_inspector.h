@@ -70,7 +70,8 @@ struct InspectedGraph {
   uint64_t param_bytes = 0;
   uint64_t pad_count = 0;               // __sorun_pad_* entries
   std::vector<std::string> unused_params;  // params that are no graph input (TVM ignores them)
-  std::vector<std::string> kernels;     // distinct func_names of the operators (no __nop / __copy)
+  std::vector<std::string> kernels;     // distinct func_names of the operators (no __nop / __copy), sorted
+  std::vector<std::string> kernel_callers;  // per kernel, the first node calling it ("node 3 'fc'")
   std::vector<int> device_types;        // device types named by device_index; empty = default device
   // How the planned devices were chosen: "one device per device type of the graph", or the default
   // device: the device type of the model's device modules when they all share one, else cpu:0.

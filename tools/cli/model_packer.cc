@@ -158,7 +158,7 @@ StatusOr<NamedTensors> ReadParams(const std::string& path, const std::string& gr
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
   BinaryReader reader(file->data(), file->size(), path);
   auto params = ReadParamsDict(reader, /*allow_zero_copy=*/false);
-  if (!params.ok()) return NamePath(std::move(params).status(), path);
+  if (!params.ok()) return StartWithPath(std::move(params).status(), path);
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
   std::map<std::string, uint32_t> inputs;
   for (uint32_t nid : g.arg_nodes) inputs[g.nodes[nid].name] = g.entry_id(nid, 0);
@@ -261,6 +261,9 @@ Status PackFromSharedLibrary(const std::string& input_so, const std::string& blo
 
 StatusOr<PackResult> PackModel(const PackRequest& request) {
   if (request.output_path.empty()) return InvalidArgument("no output file (-o)");
+  // Before any work: never rename a finished file over a device, FIFO, directory or link.
+  SORUN_RETURN_IF_ERROR(CheckOutputFile(request.output_path, "output"));
+  SORUN_RETURN_IF_ERROR(CheckOutputFile(request.output_path + ".sorun_tmp.tar", "temporary output"));
   if (request.lib_files.empty()) return InvalidArgument("no host code (--lib)");
   if (!request.params_path.empty() && request.graph_path.empty()) return InvalidArgument("--params needs --graph");
 

@@ -11,6 +11,7 @@
 #include "api/sorun.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
+#include "runtime/env_vars.h"
 #include "tools/cli/command.h"
 #include "tools/cli/model_file.h"
 #include "tools/npy.h"
@@ -94,13 +95,16 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   session->source_ = source;
   session->device_ = device;
   SORUN_RETURN_IF_ERROR(Initialize());
+  // Every SORUN_* variable is checked before the model is touched (a bad SORUN_NUM_THREADS is an
+  // error, exactly like a bad SORUN_VERIFY_CHECKSUM); Initialize() checks only on its first call.
+  SORUN_RETURN_IF_ERROR(CheckSorunEnvironment());
   SORUN_RETURN_IF_ERROR(CheckRegularFile(source.model_path, "model"));
   if (!source.graph_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.graph_path, "graph"));
   if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
   Status present = CheckDeviceExists(device);
   if (!present.ok()) return NamePath(std::move(present), source.model_path);
-  // The CLI verifies the blob checksum unless --no-verify (the library's default is not to); a
-  // SORUN_VERIFY_CHECKSUM in the environment still overrides both.
+  // The CLI verifies the blob checksum unless --no-verify (the library's default is not to). The choice
+  // is explicit, so it wins over SORUN_VERIFY_CHECKSUM (which only sets the library's default).
   LoadOptions options;
   options.verify_checksum = source.verify_checksum;
   double t0 = NowMs();
@@ -123,7 +127,14 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   } else {
     // The library loaded above is the kernel library: the three-file path does not load it again.
     auto executor = CreateExecutorFromFiles(source.graph_path, session->model_, source.params_path, {device});
-    if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
+    if (!executor.ok()) {
+      // An error about the params or the graph file starts with that file's path, not the model's.
+      Status s = std::move(executor).status();
+      for (const std::string* file : {&source.params_path, &source.graph_path}) {
+        if (!file->empty() && s.message().find(*file) != std::string::npos) return StartWithPath(std::move(s), *file);
+      }
+      return NamePath(std::move(s), source.model_path);
+    }
     session->executor_ = std::move(*executor);
   }
   session->create_ms_ = NowMs() - t1;
@@ -204,8 +215,15 @@ void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {
   uint64_t state = 0x5EED5EED12345678ull;
   for (unsigned char c : seed_name) state = (state ^ c) * 0x100000001B3ull;
   const DLDataType t = tensor.dtype();
-  const int64_t n = tensor.num_elements() * t.lanes;
+  // Scalars are counted from the tensor's byte size (DTypeScalarStride), never elements * lanes:
+  // sub-byte vector lanes (int1x8) share bytes.
+  const size_t stride = DTypeScalarStride(t);
+  const int64_t n = stride == 0 ? 0 : static_cast<int64_t>(tensor.nbytes() / stride);
   char* base = tensor.data_as<char>();
+  if (stride == 0) {
+    std::memset(base, 0, static_cast<size_t>(tensor.nbytes()));  // packed sub-byte lanes: zeros
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     uint64_t r = SplitMix64(&state);
     double unit = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
@@ -237,7 +255,9 @@ void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {
 
 std::string FormatLeadingValues(const Tensor& tensor, int max_values) {
   const DLDataType t = tensor.dtype();
-  const int64_t n = tensor.num_elements() * t.lanes;
+  const size_t stride = DTypeScalarStride(t);  // as in FillPseudoRandom: bounded by the byte size
+  if (stride == 0) return "(" + DTypeToString(t) + " values not shown)";
+  const int64_t n = static_cast<int64_t>(tensor.nbytes() / stride);
   const char* base = tensor.data_as<const char>();
   std::string s = "[";
   char buf[64];

@@ -1,9 +1,12 @@
 #include "tools/cli/run_command.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 
 #include "runtime/data_type.h"
+#include "tools/cli/command.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/model_session.h"
 #include "tools/cli/text_table.h"
@@ -32,6 +35,19 @@ Status MakeDirectories(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return FailedPrecondition("cannot create output directory " + dir + ": " + ec.message());
   if (!std::filesystem::is_directory(dir, ec)) return FailedPrecondition("output directory " + dir + " is not a directory");
+  return Status::Ok();
+}
+
+// `dir` may be missing (created after the run) or a directory (a link to one is fine: files are
+// created inside it); anything else is refused before the model is loaded.
+Status CheckOutputDirectory(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return Status::Ok();
+  if (!S_ISDIR(st.st_mode)) {
+    return FailedPrecondition("output directory " + dir + " exists and is " +
+                              (S_ISREG(st.st_mode) ? std::string("a file") : FileTypeName(st.st_mode)) +
+                              ", not a directory");
+  }
   return Status::Ok();
 }
 
@@ -75,9 +91,20 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   std::string out_dir = flags->Has("--output-dir") ? flags->Value("--output-dir") : ".";
   if (out_dir.empty()) return UsageError(io, "run: --output-dir needs a directory name");
 
+  // The output directory (a directory or nothing yet) is checked before any work.
+  Status dir_ok = CheckOutputDirectory(out_dir);
+  if (!dir_ok.ok()) return ModelError(io, dir_ok);
+
   auto session = ModelSession::Open(source, device);
   if (!session.ok()) return ModelError(io, session.status());
   ModelSession& s = **session;
+  std::vector<TensorInfo> outputs = s.executor().OutputInfo();
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    paths.push_back((std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string());
+    Status writable = CheckOutputFile(paths.back(), "output file");
+    if (!writable.ok()) return ModelError(io, writable);
+  }
   Status bound = s.BindInputs(*inputs, /*fill_missing=*/false, nullptr);
   if (!bound.ok()) return ModelError(io, bound);
   double t0 = NowMs();
@@ -87,22 +114,21 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   Status made = MakeDirectories(out_dir);
   if (!made.ok()) return ModelError(io, made);
 
-  char ms[32];
-  std::snprintf(ms, sizeof(ms), run_ms < 1 ? "%.4f" : "%.3f", run_ms);
-  io.out << "ran " << source.model_path << " on " << DeviceToString(device) << " in " << ms << " ms\n";
-  std::vector<TensorInfo> outputs = s.executor().OutputInfo();
+  // Nothing goes to stdout until every output is written: a failing run prints only its error.
   TextTable table;
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto host = s.OutputOnHost(static_cast<int>(i));
-    if (!host.ok()) return ModelError(io, host.status().message());
-    std::string path = (std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string();
-    Status w = WriteNpyFile(path, *host->dl());
-    if (!w.ok()) return ModelError(io, NamePath(w, path));
+    if (!host.ok()) return ModelError(io, host.status());
+    Status w = WriteNpyFile(paths[i], *host->dl());
+    if (!w.ok()) return ModelError(io, NamePath(w, paths[i]));
     const TensorInfo& info = outputs[i];
     table.AddRow({"output " + std::to_string(i), info.name, DTypeToString(info.dtype),
-                  ShapeToString(info.shape.data(), static_cast<int>(info.shape.size())), path,
+                  ShapeToString(info.shape.data(), static_cast<int>(info.shape.size())), paths[i],
                   FormatLeadingValues(*host, kShownValues)});
   }
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), run_ms < 1 ? "%.4f" : "%.3f", run_ms);
+  io.out << "ran " << source.model_path << " on " << DeviceToString(device) << " in " << ms << " ms\n";
   io.out << table.Render();
   io.out.flush();
   return kExitSuccess;

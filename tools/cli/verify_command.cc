@@ -5,6 +5,7 @@
 #include "tools/cli/flags.h"
 #include "tools/cli/model_file.h"
 #include "tools/cli/model_inspector.h"
+#include "tools/cli/runnable_check.h"
 
 namespace sorun {
 namespace cli {
@@ -23,6 +24,10 @@ std::string VerifyUsage() {
          "Checks a packed model library without loading it: the integrity record __sorun_blob_checksum\n"
          "(written by `sorun pack` unless --no-checksum) must be present and match an XXH64 of the blob\n"
          "bytes in the file, and the blob must parse (module tree, graph, parameters, device modules).\n"
+         "Then every check that loading and executor creation make, without running anything: the root is a\n"
+         "graph-executor factory whose first import is the kernel library, the storage plan is valid, and\n"
+         "every kernel a node calls is a function the library itself exports (never libc, a data object or\n"
+         "a reserved ABI name). OK means the file is safe to run (its kernels are trusted code).\n"
          "Prints 'MODEL: OK (blob N bytes, xxh64 H)' and exits 0, or the error and exits 1.\n"
          "\n" +
          FormatFlagHelp(VerifyFlags());
@@ -52,6 +57,7 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
   if (!s.ok()) return std::move(s).Annotate(path);
   auto report = InspectModelFile(path);
   if (!report.ok()) return NamePath(std::move(report).status(), path);
+  SORUN_RETURN_IF_ERROR(CheckRunnable(file, *report));
   return "OK (blob " + std::to_string(blob_bytes) + " bytes, xxh64 " + report->checksum.hash + ")";
 }
 
