@@ -1,5 +1,8 @@
 #include "graph_executor/graph_executor.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -229,6 +232,52 @@ Status GraphExecutor::SetupSteps() {
       step.func = std::move(*f);
     }
     steps_.push_back(std::move(step));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Maps the pages of [data, data + bytes) into the process without changing their contents:
+// MADV_POPULATE_WRITE / _READ (Linux 5.14+) on the whole pages around the range (the same mapping:
+// madvise works on pages, and populating never changes a byte). On older kernels each page inside the
+// range is touched instead (a volatile read, and for `write` the same value written back: only bytes
+// of the range itself, which the caller owns).
+void PopulatePages(void* data, uint64_t bytes, bool write) {
+  if (data == nullptr || bytes == 0) return;
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14 uapi values; older headers lack them
+  constexpr int MADV_POPULATE_WRITE = 23;
+#endif
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t begin = first / page * page;
+  const uintptr_t end = (first + static_cast<uintptr_t>(bytes) + page - 1) / page * page;
+  if (madvise(reinterpret_cast<void*>(begin), end - begin, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) {
+    return;
+  }
+  auto* p = static_cast<volatile uint8_t*>(data);
+  for (uint64_t off = 0; off < bytes; off = (first + off) / page * page + page - first) {
+    const uint8_t v = p[off];
+    if (write) p[off] = v;
+  }
+}
+
+}  // namespace
+
+Status GraphExecutor::Warmup() {
+  SORUN_EXCLUSIVE();
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Tensor& pool = pools_[p];
+    if (!pool.defined() || pool.device().device_type != kDLCPU) continue;
+    PopulatePages(pool.data(), plan_.pools[p].bytes, /*write=*/true);
+  }
+  for (uint32_t eid = 0; eid < entries_.size(); ++eid) {
+    // Weights used in place (shared, on the CPU): the first run would fault them in.
+    if (!bound_param_[eid] || !shared_[eid] || !entries_[eid].defined()) continue;
+    if (entries_[eid].device().device_type != kDLCPU) continue;
+    PopulatePages(static_cast<uint8_t*>(entries_[eid].data()) + entries_[eid].dl()->byte_offset, entries_[eid].nbytes(),
+                  /*write=*/false);
   }
   return Status::Ok();
 }

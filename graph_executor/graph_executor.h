@@ -94,6 +94,12 @@ class GraphExecutor {
 
   // Runs every operator once, in order.
   Status Run();
+  // Optional, before the first Run: maps the pages the first run would otherwise fault in one by one,
+  // without running a kernel or changing any value (inputs already set stay set): the executor's CPU
+  // activation pools and the CPU weights it reads in place from the mapped library. Costs the RSS
+  // the first run would take anyway. Kernel workspace (sized by the kernels at run time) is not
+  // covered. Same threading rule as Run.
+  Status Warmup();
   // Times each operator: runs the graph once, then each operator `repeat` times on its own.
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
 

@@ -35,6 +35,19 @@ struct LoadOptions {
   // integrity is a property of the file, checked once at deploy time by `sorun verify` (the CLI's
   // run/bench verify by default).
   std::optional<bool> verify_checksum;
+
+  // What Load does to the module blob's pages (graph, weights, device code) of a shared library:
+  //   kNone      nothing; pages come in as they are first touched (the first run faults the weights in).
+  //   kWillNeed  madvise(MADV_WILLNEED): the kernel starts reading the blob into the page cache in the
+  //              background while Load and executor creation go on. Nothing is mapped into the process
+  //              (no RSS), the call returns at once; it matters when the file is not already cached
+  //              (cold start), and costs nothing measurable when it is (docs/performance.md).
+  //   kPopulate  madvise(MADV_POPULATE_READ) (Linux 5.14+; kWillNeed on older kernels): maps every blob
+  //              page before Load returns, so the first run takes no faults on in-place weights, but
+  //              Load itself takes that time and the RSS of the whole blob, whether or not it is run.
+  // Default kWillNeed. A failing madvise is ignored (the pages still come in on first touch).
+  enum class Prefetch { kNone, kWillNeed, kPopulate };
+  Prefetch prefetch = Prefetch::kWillNeed;
 };
 
 // The checksum choice `options` resolves to (the precedence above). InvalidArgument for an

@@ -174,6 +174,36 @@ TEST_F(CliRunBenchTest, BenchJson) {
   EXPECT_EQ(doc["generated_inputs"].Size(), 0u);
 }
 
+// Time to first result = load + create (+ Warmup when asked) + first run, with the prefetch mode used.
+TEST_F(CliRunBenchTest, BenchReportsTimeToFirstResult) {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {}, {"--prefetch", "populate", "--warm-executor"}, {"--prefetch", "none"}}) {
+    std::vector<std::string> args = {"bench", Model(), "--json", "--repeat", "2", "--warmup", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliResult r = RunSorun(args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    rapidjson::Document doc = ParseJson(r);
+    const double sum = doc["load_ms"].GetDouble() + doc["create_ms"].GetDouble() + doc["warmup_ms"].GetDouble() +
+                       doc["first_run_ms"].GetDouble();
+    EXPECT_NEAR(doc["ttfr_ms"].GetDouble(), sum, 1e-9 + sum * 1e-12);
+    EXPECT_GT(doc["ttfr_ms"].GetDouble(), 0.0);
+    const bool warm = extra.size() > 2;
+    EXPECT_EQ(doc["warm_executor"].GetBool(), warm);
+    if (!warm) {
+      EXPECT_EQ(doc["warmup_ms"].GetDouble(), 0.0);
+    }
+    EXPECT_STREQ(doc["prefetch"].GetString(), extra.empty() ? "willneed" : extra[1].c_str());
+  }
+  CliResult text = RunSorun({"bench", Model(), "--repeat", "2", "--warm-executor"});
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  for (const char* part : {"warmup ", "TTFR ", "(time to first result: load + create + warmup + first run; prefetch willneed)"}) {
+    EXPECT_NE(text.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << text.out;
+  }
+  CliResult bad = RunSorun({"bench", Model(), "--prefetch", "always"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("--prefetch 'always' is not one of none, willneed, populate"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliRunBenchTest, BenchText) {
   CliResult r = RunSorun({"bench", Model(), "--repeat", "4", "--warmup", "0"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

@@ -28,6 +28,8 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
       {"--json", "", false, false, "", "print one JSON object instead of text"},
       {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
+      {"--prefetch", "", true, false, "MODE", "weights at load: none, willneed (default) or populate (LoadOptions::prefetch)"},
+      {"--warm-executor", "", false, false, "", "call GraphExecutor::Warmup() before the first run (timed, part of TTFR)"},
   };
   return specs;
 }
@@ -41,10 +43,26 @@ std::string Ms(double v) {
   return buf;
 }
 
+const char* PrefetchName(LoadOptions::Prefetch mode) {
+  switch (mode) {
+    case LoadOptions::Prefetch::kNone:
+      return "none";
+    case LoadOptions::Prefetch::kWillNeed:
+      return "willneed";
+    case LoadOptions::Prefetch::kPopulate:
+      return "populate";
+  }
+  return "?";
+}
+
 struct BenchResult {
   std::string model;
   DLDevice device{kDLCPU, 0};
-  double load_ms = 0, create_ms = 0, first_run_ms = 0;
+  double load_ms = 0, create_ms = 0, warmup_ms = 0, first_run_ms = 0;
+  std::string prefetch;
+  bool warm_executor = false;
+  // Time to first result: load + create + Warmup (when asked) + first run; inputs are bound untimed.
+  double ttfr_ms() const { return load_ms + create_ms + warmup_ms + first_run_ms; }
   LatencyStats run;
   int repeat = 0, warmup = 0;
   uint64_t peak_rss = 0, current_rss = 0;
@@ -64,8 +82,16 @@ std::string ToJson(const BenchResult& r) {
   w.Double(r.load_ms);
   w.Key("create_ms");
   w.Double(r.create_ms);
+  w.Key("warmup_ms");
+  w.Double(r.warmup_ms);
   w.Key("first_run_ms");
   w.Double(r.first_run_ms);
+  w.Key("ttfr_ms");
+  w.Double(r.ttfr_ms());
+  w.Key("prefetch");
+  WriteJsonString(w, r.prefetch);
+  w.Key("warm_executor");
+  w.Bool(r.warm_executor);
   w.Key("run_ms");
   w.StartObject();
   w.Key("min");
@@ -106,7 +132,10 @@ std::string ToText(const BenchResult& r) {
   }
   t.AddRow({"load", Ms(r.load_ms) + " ms"});
   t.AddRow({"create", Ms(r.create_ms) + " ms"});
+  if (r.warm_executor) t.AddRow({"warmup", Ms(r.warmup_ms) + " ms (GraphExecutor::Warmup)"});
   t.AddRow({"first run", Ms(r.first_run_ms) + " ms"});
+  t.AddRow({"TTFR", Ms(r.ttfr_ms()) + " ms (time to first result: load + create" +
+                        std::string(r.warm_executor ? " + warmup" : "") + " + first run; prefetch " + r.prefetch + ")"});
   t.AddRow({"run", "min " + Ms(r.run.min) + "  median " + Ms(r.run.median) + "  p90 " + Ms(r.run.p90) + "  max " +
                        Ms(r.run.max) + "  mean " + Ms(r.run.mean) + " ms  (" + std::to_string(r.repeat) +
                        " runs after " + std::to_string(r.warmup) + " warmup)"});
@@ -125,9 +154,11 @@ std::string ToText(const BenchResult& r) {
 std::string BenchUsage() {
   return "Usage: sorun bench MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
          "                   [--graph G.json [--params P.params]] [--warmup N] [--repeat N] [--json]\n"
+         "                   [--prefetch none|willneed|populate] [--warm-executor]\n"
          "\n"
-         "Measures load time, executor creation, the first run and steady-state run latency (min, median,\n"
-         "p90, max, mean over --repeat runs after --warmup untimed runs), peak RSS and the memory plan.\n"
+         "Measures load time, executor creation, the first run, the time to first result (load + create +\n"
+         "first run) and steady-state run latency (min, median, p90, max, mean over --repeat runs after\n"
+         "--warmup untimed runs), peak RSS and the memory plan.\n"
          "Inputs not given are filled with deterministic pseudo-random values. Device work is synchronised\n"
          "before each time is taken.\n"
          "\n" +
@@ -166,6 +197,21 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   source.graph_path = flags->Value("--graph");
   source.params_path = flags->Value("--params");
   source.verify_checksum = !flags->Has("--no-verify");
+  if (flags->Has("--prefetch")) {
+    const std::string mode = flags->Value("--prefetch");
+    if (mode == "none") {
+      source.prefetch = LoadOptions::Prefetch::kNone;
+    } else if (mode == "willneed") {
+      source.prefetch = LoadOptions::Prefetch::kWillNeed;
+    } else if (mode == "populate") {
+      source.prefetch = LoadOptions::Prefetch::kPopulate;
+    } else {
+      return UsageError(io, "bench: --prefetch '" + mode + "' is not one of none, willneed, populate");
+    }
+  }
+  source.warm_executor = flags->Has("--warm-executor");
+  result.warm_executor = source.warm_executor;
+  result.prefetch = PrefetchName(source.prefetch);
   if (!source.params_path.empty() && source.graph_path.empty()) {
     return UsageError(io, "bench: --params needs --graph (a packed model carries its own parameters)");
   }
@@ -175,6 +221,7 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   ModelSession& s = **session;
   result.load_ms = s.load_ms();
   result.create_ms = s.create_ms();
+  result.warmup_ms = s.warmup_ms();
   Status bound = s.BindInputs(*inputs, /*fill_missing=*/true, &result.generated);
   if (!bound.ok()) return ModelError(io, bound);
   Status synced = s.Sync();  // input uploads are not part of the first run

@@ -107,6 +107,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   // is explicit, so it wins over SORUN_VERIFY_CHECKSUM (which only sets the library's default).
   LoadOptions options;
   options.verify_checksum = source.verify_checksum;
+  options.prefetch = source.prefetch;
   double t0 = NowMs();
   auto model = Load(source.model_path, options);
   if (!model.ok()) return NamePath(std::move(model).status(), source.model_path);
@@ -137,7 +138,13 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
     }
     session->executor_ = std::move(*executor);
   }
-  session->create_ms_ = NowMs() - t1;
+  const double t2 = NowMs();
+  session->create_ms_ = t2 - t1;
+  if (source.warm_executor) {
+    Status warmed = session->executor_->Warmup();
+    if (!warmed.ok()) return NamePath(std::move(warmed), source.model_path);
+    session->warmup_ms_ = NowMs() - t2;
+  }
   return session;
 }
 

@@ -23,6 +23,7 @@
 #include "runtime/module.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
+#include "serialization/loader.h"
 
 namespace sorun {
 namespace cli {
@@ -32,6 +33,8 @@ struct ModelSource {
   std::string graph_path;   // set: three-file deployment (MODEL is the kernel library)
   std::string params_path;  // optional, only with graph_path
   bool verify_checksum = true;
+  LoadOptions::Prefetch prefetch = LoadOptions{}.prefetch;  // the library's default unless --prefetch
+  bool warm_executor = false;  // call GraphExecutor::Warmup() after creating the executor (timed apart)
 };
 
 // One --input NAME=FILE.npy.
@@ -57,6 +60,7 @@ class ModelSession {
   DLDevice device() const { return device_; }
   double load_ms() const { return load_ms_; }
   double create_ms() const { return create_ms_; }
+  double warmup_ms() const { return warmup_ms_; }  // 0 unless ModelSource::warm_executor
 
   // Binds `inputs`; with `fill_missing`, every unbound non-parameter input gets deterministic
   // pseudo-random values (its name is appended to `filled`), otherwise it is an error.
@@ -78,6 +82,7 @@ class ModelSession {
   std::unique_ptr<GraphExecutor> executor_;
   double load_ms_ = 0;
   double create_ms_ = 0;
+  double warmup_ms_ = 0;
 };
 
 // Fills `tensor` (a CPU tensor) with values derived from `seed_name` only: floats in [-1, 1), integers
