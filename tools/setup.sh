@@ -19,7 +19,11 @@ PACKAGES=(
   libclang-rt-14-dev       # sanitizer / fuzzer runtimes for clang
   python3                  # test drivers and fixture scripts
   python3-numpy
+  python3-dev              # CPython 3.11 headers for the Python extension (//python)
+  python3-venv             # the fresh venv of tests/python/run_python_tests.sh
+  pybind11-dev             # the Python binding (header-only)
   file
+  valgrind                 # callgrind instruction counts (bench/callgrind_counts.sh, its CI budget check)
 )
 
 missing=()

@@ -1,0 +1,324 @@
+// _sorun: the CPython extension behind `import sorun` (python/sorun/__init__.py re-exports it). Binds
+// the public C++ API (api/sorun.h): Load / CreateExecutor / CreateExecutorFromFiles and GraphExecutor.
+//
+// Ownership: a Model holds the loaded module (sorun::Module, reference-counted); an Executor owns its
+// GraphExecutor, which itself keeps the kernel library and the shared weights alive, so any drop order
+// is safe. Tensors returned to Python own (a reference to) their memory.
+// Threads: the GIL is released while loading, creating executors, copying inputs/outputs, running and
+// profiling, so Python threads with one executor each run in parallel. One executor used by two
+// threads at once fails with FailedPreconditionError (the C++ executor's own check).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/sorun.h"
+#include "python/py_support.h"
+#include "runtime/data_type.h"
+#include "runtime/thread_pool.h"
+
+namespace sorun::python {
+namespace {
+
+// A loaded model: `sorun.load(...)`. Immutable after creation except the lazily built metadata
+// executor (guarded by the GIL: it is built without releasing it).
+class PyModel {
+ public:
+  PyModel(Module module, std::string path, std::string graph_path, std::string params_path)
+      : module_(std::move(module)),
+        path_(std::move(path)),
+        graph_path_(std::move(graph_path)),
+        params_path_(std::move(params_path)) {}
+
+  // Called with the GIL released.
+  std::unique_ptr<GraphExecutor> Create(const std::vector<DLDevice>& devices) const {
+    if (graph_path_.empty()) return Value(CreateExecutor(module_, devices));
+    return Value(CreateExecutorFromFiles(graph_path_, module_, params_path_, devices));
+  }
+
+  // Inputs/outputs come from a CPU executor built once on first use (its activations are allocated
+  // but no kernel runs): the one implementation of the rule is GraphExecutor::InputInfo.
+  const GraphExecutor& Metadata() {
+    if (!metadata_) metadata_ = Create({CpuDevice()});
+    return *metadata_;
+  }
+
+  const std::string& path() const { return path_; }
+  bool three_file() const { return !graph_path_.empty(); }
+
+ private:
+  Module module_;
+  std::string path_, graph_path_, params_path_;
+  std::unique_ptr<GraphExecutor> metadata_;
+};
+
+// An executor: `model.executor(...)`. Holds the model's Python object only to expose it as `.model`.
+struct PyExecutor {
+  std::unique_ptr<GraphExecutor> ex;
+  py::object model;
+};
+
+std::vector<DLDevice> ParseDevices(const py::object& device) {
+  std::vector<std::string> names;
+  if (py::isinstance<py::str>(device)) {
+    names.push_back(device.cast<std::string>());
+  } else {
+    names = device.cast<std::vector<std::string>>();
+  }
+  if (names.empty()) Check(InvalidArgument("device: an empty list (give e.g. \"cpu\" or [\"opencl\", \"cpu\"])"));
+  std::vector<DLDevice> devices;
+  for (const std::string& name : names) {
+    StatusOr<DLDevice> d = ParseDevice(name);
+    if (!d.ok()) Check(InvalidArgument("device: " + d.status().message()));
+    devices.push_back(*d);
+  }
+  return devices;
+}
+
+// Input/output index of `key` (a name or an int; the C++ calls check the range).
+int InputIndex(const GraphExecutor& ex, const py::handle& key) {
+  if (py::isinstance<py::str>(key)) return Value(ex.GetInputIndex(key.cast<std::string>()));
+  return key.cast<int>();
+}
+int OutputIndex(const GraphExecutor& ex, const py::handle& key) {
+  if (py::isinstance<py::str>(key)) return Value(ex.GetOutputIndex(key.cast<std::string>()));
+  return key.cast<int>();
+}
+std::string Describe(const py::handle& key) { return std::string(py::str(py::repr(key))); }
+
+void SetInput(GraphExecutor& ex, const py::handle& key, const py::handle& value) {
+  int index = InputIndex(ex, key);
+  PyTensorArg arg = ToTensorArg(value, "set_input " + Describe(key));
+  py::gil_scoped_release release;
+  Check(ex.SetInput(index, arg.dl));
+}
+
+py::list TensorInfos(const std::vector<TensorInfo>& infos) {
+  py::list out;
+  for (const TensorInfo& info : infos) out.append(py::cast(info));
+  return out;
+}
+
+py::object Run(PyExecutor& self, const py::args& args, const py::kwargs& kwargs) {
+  GraphExecutor& ex = *self.ex;
+  bool has_inputs = kwargs.size() > 0;
+  if (args.size() > 1 || (args.size() == 1 && !py::isinstance<py::dict>(args[0]))) {
+    throw py::type_error("run(): give inputs as keywords (run(data=x)) or as one dict (run({'data': x}))");
+  }
+  if (args.size() == 1) {
+    for (auto item : args[0].cast<py::dict>()) SetInput(ex, item.first, item.second);
+    has_inputs = true;
+  }
+  for (auto item : kwargs) SetInput(ex, item.first, item.second);
+  {
+    py::gil_scoped_release release;
+    Check(ex.Run());
+  }
+  if (!has_inputs) return py::none();
+  // With inputs: every output, copied to new CPU tensors (they survive the next run).
+  std::vector<Tensor> outputs;
+  {
+    py::gil_scoped_release release;
+    for (int i = 0; i < ex.num_outputs(); ++i) outputs.push_back(Value(Value(ex.GetOutput(i)).CopyToDevice(CpuDevice())));
+  }
+  py::list out;
+  for (Tensor& t : outputs) out.append(WrapTensor(std::move(t)));
+  return std::move(out);
+}
+
+void BindTensorInfo(py::module_& m) {
+  py::class_<TensorInfo>(m, "TensorInfo", "Name, shape and dtype of a graph input or output (immutable).")
+      .def_property_readonly("name", [](const TensorInfo& i) { return i.name; })
+      .def_property_readonly("shape", [](const TensorInfo& i) { return py::tuple(py::cast(i.shape)); })
+      .def_property_readonly("dtype", [](const TensorInfo& i) { return DTypeToString(i.dtype); })
+      .def_property_readonly("is_param", [](const TensorInfo& i) { return i.is_param; },
+                             "True for a parameter bound from the model's weights.")
+      .def("__repr__", [](const TensorInfo& i) {
+        return "TensorInfo(name=" + Describe(py::str(i.name)) + ", shape=" + Describe(py::tuple(py::cast(i.shape))) +
+               ", dtype='" + DTypeToString(i.dtype) + "'" + (i.is_param ? ", is_param=True" : "") + ")";
+      });
+}
+
+void BindModel(py::module_& m) {
+  py::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", "A loaded model (sorun.load). Shared by its executors.")
+      .def_property_readonly("path", &PyModel::path)
+      .def_property_readonly("inputs", [](PyModel& self) { return TensorInfos(self.Metadata().InputInfo(true)); },
+                             "Every graph input, parameters included (is_param=True).")
+      .def_property_readonly("outputs", [](PyModel& self) { return TensorInfos(self.Metadata().OutputInfo()); })
+      .def(
+          "executor",
+          [](py::object self, const py::object& device, std::optional<int> num_threads) {
+            if (num_threads && *num_threads != ThreadPool::Global().num_threads()) {
+              Check(Unimplemented("executor(num_threads=" + std::to_string(*num_threads) +
+                                  "): kernels run on the process-wide pool of " +
+                                  std::to_string(ThreadPool::Global().num_threads()) +
+                                  " threads; set SORUN_NUM_THREADS before the first run to change it"));
+            }
+            std::vector<DLDevice> devices = ParseDevices(device);
+            auto model = self.cast<std::shared_ptr<PyModel>>();
+            PyExecutor ex;
+            {
+              py::gil_scoped_release release;
+              ex.ex = model->Create(devices);
+            }
+            ex.model = std::move(self);
+            return ex;
+          },
+          py::arg("device") = "cpu", py::arg("num_threads") = py::none(),
+          "A new executor on `device` (\"cpu\", \"opencl\", \"opencl:1\", \"cuda:0\", or a list, first = default). "
+          "Executors of one model share its weights.")
+      .def("__repr__", [](const PyModel& self) { return "sorun.Model(" + Describe(py::str(self.path())) + ")"; });
+}
+
+void BindExecutor(py::module_& m) {
+  py::class_<PyExecutor>(m, "Executor", R"doc(
+Runs a model's graph. Single-threaded: use one executor per thread (a second thread inside the same
+executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
+)doc")
+      .def_property_readonly("model", [](const PyExecutor& self) { return self.model; })
+      .def_property_readonly("devices",
+                             [](const PyExecutor& self) {
+                               std::vector<std::string> out;
+                               for (DLDevice d : self.ex->devices()) out.push_back(DeviceToString(d));
+                               return out;
+                             })
+      .def_property_readonly("inputs", [](const PyExecutor& self) { return TensorInfos(self.ex->InputInfo(true)); })
+      .def_property_readonly("outputs", [](const PyExecutor& self) { return TensorInfos(self.ex->OutputInfo()); })
+      .def(
+          "set_input",
+          [](PyExecutor& self, const py::object& key, const py::object& value, const py::kwargs& kwargs) {
+            if (!key.is_none()) {
+              if (value.is_none()) throw py::type_error("set_input(key, value): value is missing");
+              SetInput(*self.ex, key, value);
+            }
+            for (auto item : kwargs) SetInput(*self.ex, item.first, item.second);
+          },
+          py::arg("key") = py::none(), py::arg("value") = py::none(),
+          "Copies `value` (buffer protocol or __dlpack__; same shape and dtype) into input `key` (name or index). "
+          "Also set_input(data=x, ...).")
+      .def(
+          "set_input_zero_copy",
+          [](PyExecutor& self, const py::object& key, const py::object& value) {
+            int index = InputIndex(*self.ex, key);
+            PyTensorArg arg = ToTensorArg(value, "set_input_zero_copy " + Describe(key));
+            py::gil_scoped_release release;
+            Check(self.ex->SetInputZeroCopy(index, arg.dl, std::move(arg.owner)));
+          },
+          py::arg("key"), py::arg("value"),
+          "The kernels read input `key` from `value` itself (compact, 64-byte aligned on the CPU); the executor "
+          "keeps `value` alive while bound.")
+      .def(
+          "set_output_zero_copy",
+          [](PyExecutor& self, const py::object& key, const py::object& value) {
+            int index = OutputIndex(*self.ex, key);
+            PyTensorArg arg = ToTensorArg(value, "set_output_zero_copy " + Describe(key));
+            py::gil_scoped_release release;
+            Check(self.ex->SetOutputZeroCopy(index, arg.dl, std::move(arg.owner)));
+          },
+          py::arg("key"), py::arg("value"), "The kernels write output `key` into `value` (same checks).")
+      .def("run", &Run,
+           "Runs the graph. With inputs (run(data=x) or run({'data': x})) sets them first and returns a list "
+           "of every output as new CPU tensors; without, returns None (read outputs with get_output).")
+      .def("__call__", &Run, "Same as run().")
+      .def(
+          "get_output",
+          [](PyExecutor& self, const py::object& key) {
+            int index = OutputIndex(*self.ex, key);
+            return Value(self.ex->GetOutput(index));
+          },
+          py::arg("key"),
+          "Output `key` (index or name) as a zero-copy view of the executor's memory. The view keeps that "
+          "memory alive (also after the executor is gone), and the next run() overwrites its contents: "
+          "use .copy() or np.array(...) to keep a result.")
+      .def("get_num_inputs", [](const PyExecutor& self) { return self.ex->num_inputs(); },
+           "Number of graph inputs, parameters included (as TVM).")
+      .def("get_num_outputs", [](const PyExecutor& self) { return self.ex->num_outputs(); })
+      .def(
+          "get_input_info",
+          [](const PyExecutor& self) {
+            py::dict shapes, dtypes;
+            for (const TensorInfo& i : self.ex->InputInfo(false)) {
+              shapes[py::str(i.name)] = py::tuple(py::cast(i.shape));
+              dtypes[py::str(i.name)] = DTypeToString(i.dtype);
+            }
+            return py::make_tuple(shapes, dtypes);
+          },
+          "(shape_dict, dtype_dict) of the inputs that are not parameters, as TVM's GraphModule.")
+      .def(
+          "load_params",
+          [](PyExecutor& self, const py::bytes& params) {
+            std::string_view bytes = params;
+            py::gil_scoped_release release;
+            Check(self.ex->LoadParams(bytes));
+          },
+          py::arg("params"), "Copies each tensor of a params file's bytes into the input of its name.")
+      .def(
+          "share_params",
+          [](PyExecutor& self, const PyExecutor& other, const py::bytes& params) {
+            std::string_view bytes = params;
+            py::gil_scoped_release release;
+            Check(self.ex->ShareParams(*other.ex, bytes));
+          },
+          py::arg("other"), py::arg("params"),
+          "Inputs named in the params bytes alias `other`'s tensors for them (no copy).")
+      .def(
+          "profile",
+          [](PyExecutor& self, int repeat) {
+            std::vector<NodeProfile> rows;
+            {
+              py::gil_scoped_release release;
+              rows = Value(self.ex->Profile(repeat));
+            }
+            py::list out;
+            for (const NodeProfile& r : rows) {
+              py::dict row;
+              row["node_id"] = r.node_id;
+              row["name"] = r.name;
+              row["func_name"] = r.func_name;
+              row["mean_us"] = r.mean_us;
+              row["min_us"] = r.min_us;
+              out.append(row);
+            }
+            return out;
+          },
+          py::arg("repeat") = 10,
+          "Runs the graph once, then times each operator `repeat` times: one dict per operator "
+          "(node_id, name, func_name, mean_us, min_us).");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_sorun, m) {
+  m.doc() = "sorun's C++ runtime (use the `sorun` package).";
+  Check(Initialize());
+  RegisterErrors(m);
+  RegisterTensor(m);
+  BindTensorInfo(m);
+  BindModel(m);
+  BindExecutor(m);
+  m.def(
+      "load",
+      [](const std::string& path, std::optional<std::string> graph, std::optional<std::string> params,
+         std::optional<bool> verify_checksum) {
+        if (params && !graph) Check(InvalidArgument("load(" + path + "): params= needs graph= (the three-file form)"));
+        LoadOptions options;
+        options.verify_checksum = verify_checksum;
+        Module module;
+        {
+          py::gil_scoped_release release;
+          module = Value(Load(path, options));
+          if (!graph) Value(GetFactory(module));  // a bare kernel library needs graph=
+        }
+        return std::make_shared<PyModel>(std::move(module), path, graph.value_or(""), params.value_or(""));
+      },
+      py::arg("path"), py::arg("graph") = py::none(), py::arg("params") = py::none(),
+      py::arg("verify_checksum") = py::none(),
+      "Loads a model library (.so or .tar). Three-file form: load(lib, graph=\"g.json\", params=\"p.params\").");
+  m.def("num_threads", [] { return ThreadPool::Global().num_threads(); },
+        "Size of the process-wide kernel thread pool (SORUN_NUM_THREADS, else the hardware threads).");
+}
+
+}  // namespace sorun::python

@@ -1,0 +1,47 @@
+"""The installed wheel: what the extension needs at import, and the wheel's RECORD."""
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+
+import sorun
+
+ALLOWED = {"libc.so.6", "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libdl.so.2", "libpthread.so.0",
+           "ld-linux-x86-64.so.2"}
+
+
+def extension_path():
+    return sorun._sorun.__file__
+
+
+def test_extension_needs_only_libc_and_libstdcxx():
+    out = subprocess.run(["readelf", "-d", extension_path()], check=True, capture_output=True, text=True).stdout
+    needed = {line.split("[")[1].split("]")[0] for line in out.splitlines() if "(NEEDED)" in line}
+    assert needed and needed <= ALLOWED, needed  # no libOpenCL, libz, libpython
+    assert "RPATH" not in out and "RUNPATH" not in out
+
+
+def test_import_in_a_clean_process_loads_no_opencl_or_cuda():
+    code = ("import sorun, sys; maps = open('/proc/self/maps').read(); "
+            "sys.exit(1 if ('libOpenCL' in maps or 'libcuda' in maps) else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_record_matches_installed_files():
+    site = os.path.dirname(os.path.dirname(sorun.__file__))
+    dist = os.path.join(site, "sorun-%s.dist-info" % sorun.__version__)
+    with open(os.path.join(dist, "RECORD")) as f:
+        rows = [line.rstrip("\n").split(",") for line in f if line.strip()]
+    checked = 0
+    for name, digest, size in rows:
+        if not digest:
+            continue
+        with open(os.path.join(site, name), "rb") as f:
+            data = f.read()
+        want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert (digest, int(size)) == (want, len(data)), name
+        checked += 1
+    assert checked >= 5
+    with open(os.path.join(dist, "WHEEL")) as f:
+        assert "Tag: cp311-cp311-linux_x86_64" in f.read()
