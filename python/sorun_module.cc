@@ -10,6 +10,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +102,12 @@ py::list TensorInfos(const std::vector<TensorInfo>& infos) {
   py::list out;
   for (const TensorInfo& info : infos) out.append(py::cast(info));
   return out;
+}
+
+// run() with the inputs already set: one GIL release around GraphExecutor::Run().
+void RunPreset(PyExecutor& self) {
+  py::gil_scoped_release release;
+  Check(self.ex->Run());
 }
 
 py::object Run(PyExecutor& self, const py::args& args, const py::kwargs& kwargs) {
@@ -219,9 +227,13 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
             Check(self.ex->SetOutputZeroCopy(index, arg.dl, std::move(arg.owner)));
           },
           py::arg("key"), py::arg("value"), "The kernels write output `key` into `value` (same checks).")
+      // run() without inputs is the hot path: its own overload, tried first, so a call builds no
+      // args tuple / kwargs dict; calls with inputs fall through to the general overload.
+      .def("run", &RunPreset, "Runs the graph on the inputs already set; returns None.")
       .def("run", &Run,
            "Runs the graph. With inputs (run(data=x) or run({'data': x})) sets them first and returns a list "
            "of every output as new CPU tensors; without, returns None (read outputs with get_output).")
+      .def("__call__", &RunPreset)
       .def("__call__", &Run, "Same as run().")
       .def(
           "get_output",
@@ -317,6 +329,22 @@ PYBIND11_MODULE(_sorun, m) {
       py::arg("path"), py::arg("graph") = py::none(), py::arg("params") = py::none(),
       py::arg("verify_checksum") = py::none(),
       "Loads a model library (.so or .tar). Three-file form: load(lib, graph=\"g.json\", params=\"p.params\").");
+  // Private, for bench/python_overhead.py only: the C++ baseline measured in this process, on this
+  // executor. Releases the GIL once, calls GraphExecutor::Run() n times back to back and returns the
+  // elapsed nanoseconds (steady_clock), so the per-call difference to n Python ex.run() calls is the
+  // binding's cost. Stops at the first failing Run() and raises its error.
+  m.def(
+      "_bench_run_loop",
+      [](PyExecutor& self, int n) {
+        if (n < 1) Check(InvalidArgument("_bench_run_loop(n=" + std::to_string(n) + "): n must be >= 1"));
+        py::gil_scoped_release release;
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) Check(self.ex->Run());
+        return static_cast<int64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+      },
+      py::arg("executor"), py::arg("n"),
+      "Private (bench/python_overhead.py): ns taken by n back-to-back C++ Run() calls, GIL released once.");
   m.def("num_threads", [] { return ThreadPool::Global().num_threads(); },
         "Size of the process-wide kernel thread pool (SORUN_NUM_THREADS, else the hardware threads).");
 }

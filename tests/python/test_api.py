@@ -141,6 +141,20 @@ def test_zero_copy_keeps_the_array_alive(mlp, mlp_data):
     np.testing.assert_allclose(np.asarray(ex.get_output(0)), expected, rtol=1e-5, atol=1e-7)
 
 
+def test_bench_run_loop_runs_the_preset_graph(mlp, mlp_data):
+    # The private C++ baseline of bench/python_overhead.py: n real Run() calls on the executor's inputs.
+    x, expected = mlp_data
+    ex = mlp.executor()
+    ex.run(data=np.zeros_like(x))  # the output now differs from `expected`
+    assert not np.allclose(np.asarray(ex.get_output(0)), expected)
+    ex.set_input("data", x)  # only a real run makes the output `expected` again
+    ns = sorun._sorun._bench_run_loop(ex, 3)
+    assert isinstance(ns, int) and ns > 0
+    np.testing.assert_allclose(np.asarray(ex.get_output(0)), expected, rtol=1e-5, atol=1e-7)
+    with pytest.raises(sorun.InvalidArgumentError, match="n must be >= 1"):
+        sorun._sorun._bench_run_loop(ex, 0)
+
+
 def test_profile_table(mlp):
     rows = mlp.executor().profile(repeat=3)
     assert [r["name"] for r in rows][:2] == ["fc1", "fc2"]
