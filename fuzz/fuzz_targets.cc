@@ -435,7 +435,7 @@ namespace {
 
 // Parses one module payload without creating anything (the inspect handler).
 Status InspectPayload(const std::string& type_key, BinaryReader& reader) {
-  if (type_key == keys::kTypeKeyGraphExecutorFactory || type_key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+  if (keys::IsGraphExecutorFactoryTypeKey(type_key)) {
     FactoryPayload payload;
     SORUN_RETURN_IF_ERROR(ReadFactoryPayload(reader, /*load_tensors=*/false, &payload));
     auto spec = GraphSpec::Parse(payload.graph_json);

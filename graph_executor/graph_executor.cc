@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
 #include "runtime/binary_reader.h"
 #include "runtime/data_type.h"
@@ -196,6 +198,7 @@ Status GraphExecutor::SetupSteps() {
   entry_args_.assign(g.num_entries(), {});
   size_t next_arg = 0;
   size_t next_flat = 0;
+  std::unordered_map<std::string, PackedFunc> kernels;  // func_name -> resolved kernel
   for (uint32_t nid = 0; nid < g.nodes.size(); ++nid) {
     const GraphNode& node = g.nodes[nid];
     if (node.is_input() || node.func_name == "__nop") continue;
@@ -225,11 +228,17 @@ Status GraphExecutor::SetupSteps() {
     if (node.func_name == "__copy") {
       step.kind = Step::kCopy;
     } else {
-      // func_name comes from the file: only a kernel may be called (runtime/module.h, "Kernels").
-      StatusOr<PackedFunc> f = lib_.GetKernel(node.func_name);
-      if (!f.ok()) return std::move(f).status().Annotate(g.DescribeNode(nid));
-      step.fn = f->get()->c_function();
-      step.func = std::move(*f);
+      // func_name comes from the file: only a kernel may be called (runtime/module.h, "Kernels"). Each
+      // name is resolved once per executor (the rule costs dlsym + dladdr + a segment walk); nodes
+      // calling the same kernel share its handle.
+      auto cached = kernels.find(node.func_name);
+      if (cached == kernels.end()) {
+        StatusOr<PackedFunc> f = lib_.GetKernel(node.func_name);
+        if (!f.ok()) return std::move(f).status().Annotate(g.DescribeNode(nid));
+        cached = kernels.emplace(node.func_name, std::move(*f)).first;
+      }
+      step.fn = cached->second.get()->c_function();
+      step.func = cached->second;
     }
     steps_.push_back(std::move(step));
   }

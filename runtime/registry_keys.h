@@ -65,12 +65,17 @@ inline bool IsReservedAbiSymbol(std::string_view name) {
          name == kSymbolLookupLinkedParam || name == "_init" || name == "_fini";
 }
 
+// True for the blob type keys of a graph-executor factory: "GraphExecutorFactory" and TVM's older
+// "GraphRuntimeFactory" (same payload). Pure; any thread.
+inline bool IsGraphExecutorFactoryTypeKey(std::string_view key) {
+  return key == kTypeKeyGraphExecutorFactory || key == kTypeKeyLegacyGraphRuntimeFactory;
+}
+
 // True for the blob type keys of graph executor modules (factory, legacy factory, executor): roots of
 // a model, never dependencies of a kernel library. The tree rule (serialization/module_blob.h,
 // ValidateKernelLibraryImports) refuses them anywhere below "_lib". Pure; any thread.
 inline bool IsGraphExecutorTypeKey(std::string_view key) {
-  return key == kTypeKeyGraphExecutorFactory || key == kTypeKeyLegacyGraphRuntimeFactory ||
-         key == kTypeKeyGraphExecutor;
+  return IsGraphExecutorFactoryTypeKey(key) || key == kTypeKeyGraphExecutor;
 }
 
 }  // namespace keys

@@ -33,23 +33,6 @@ HostCode NnKernels() {
   return code;
 }
 
-// Resident KiB of the mapping that contains `address` (/proc/self/smaps), or -1.
-long ResidentKibOfMappingAt(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  bool in = false;
-  while (std::getline(smaps, line)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < line.find(' ')) {
-      in = a >= lo && a < hi;
-      continue;
-    }
-    long kb = 0;
-    if (in && std::sscanf(line.c_str(), "Rss: %ld kB", &kb) == 1) return kb;
-  }
-  return -1;
-}
 
 class WarmupPrefetchTest : public ::testing::Test {
  protected:
@@ -120,7 +103,7 @@ long ResidentAfterLoad(const std::string& path, LoadOptions::Prefetch mode, Modu
   if (!loaded.ok()) return -1;
   *model = *loaded;
   const void* blob = WarmupPrefetchTest::BlobOf(path);
-  return blob ? ResidentKibOfMappingAt(blob) : -1;
+  return blob ? testing::ResidentKibOfMappingAt(blob) : -1;
 }
 
 TEST_F(WarmupPrefetchTest, DefaultIsWillNeed) {
@@ -150,7 +133,7 @@ TEST_F(WarmupPrefetchTest, WarmupMapsTheWeightsAndChangesNoResult) {
   auto warm = CreateExecutor(warm_model, {CpuDevice()});
   ASSERT_TRUE(cold.ok() && warm.ok());
   ASSERT_TRUE((*warm)->Warmup().ok());
-  EXPECT_GE(ResidentKibOfMappingAt(BlobOf(warm_path)), kWeightsKib) << "Warmup maps the weights read in place";
+  EXPECT_GE(testing::ResidentKibOfMappingAt(BlobOf(warm_path)), kWeightsKib) << "Warmup maps the weights read in place";
   const std::vector<float> want = RunOnce(**cold, /*warm_after_input=*/false);
   EXPECT_EQ(RunOnce(**warm, /*warm_after_input=*/true), want) << "Warmup after SetInput changed the input";
   EXPECT_NE(want[0], 0.0f);  // the model computes something (the comparison is not of two zero vectors)

@@ -77,24 +77,6 @@ std::string ForeignPayload(Model m) {
   return w.TakeBytes();
 }
 
-// Resident KiB of the mapping that contains `address` (/proc/self/smaps), or -1.
-long ResidentKibOfMappingAt(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  bool in = false;
-  while (std::getline(smaps, line)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') != std::string::npos &&
-        line.find('-') < line.find(' ')) {
-      in = a >= lo && a < hi;
-      continue;
-    }
-    long kb = 0;
-    if (in && std::sscanf(line.c_str(), "Rss: %ld kB", &kb) == 1) return kb;
-  }
-  return -1;
-}
 
 class ParamReleaseTest : public ::testing::Test {
  protected:
@@ -124,7 +106,7 @@ long LoadAndMeasure(const std::string& path, bool verify, bool expect_in_place) 
   EXPECT_NE(handle, nullptr);
   const void* blob = handle ? dlsym(handle, "__tvm_dev_mblob") : nullptr;
   EXPECT_NE(blob, nullptr);
-  long kib = ResidentKibOfMappingAt(blob);
+  long kib = testing::ResidentKibOfMappingAt(blob);
   auto factory = GetFactory(*model);
   EXPECT_TRUE(factory.ok());
   Model reference = MakeModel();

@@ -1,7 +1,5 @@
 // Bad-input catalogue, CLI and contract cases: gzip bombs, pack outputs, environment variables, dtypes.
 // Each case runs through BadInputCatalogueTest (tests/robustness/catalogue.h).
-#include <zlib.h>
-
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -15,51 +13,12 @@
 #include "runtime/thread_pool.h"
 #include "serialization/tar_archive.h"
 #include "tests/robustness/catalogue.h"
+#include "tests/serialization/tar_test_util.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
 namespace catalogue {
 namespace {
-
-// gzip (level 9) of `block` repeated `times` times, deflated as a stream.
-std::string GzipRepeated(const std::string& first, const std::string& block, int times) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK) return "";
-  std::string out;
-  char buf[1 << 16];
-  auto pump = [&](const std::string* piece, int flush) {
-    zs.next_in = piece ? reinterpret_cast<Bytef*>(const_cast<char*>(piece->data())) : nullptr;
-    zs.avail_in = piece ? static_cast<uInt>(piece->size()) : 0;
-    do {
-      zs.next_out = reinterpret_cast<Bytef*>(buf);
-      zs.avail_out = sizeof(buf);
-      deflate(&zs, flush);
-      out.append(buf, sizeof(buf) - zs.avail_out);
-    } while (zs.avail_out == 0);
-  };
-  pump(&first, Z_NO_FLUSH);
-  for (int i = 0; i < times; ++i) pump(&block, Z_NO_FLUSH);
-  pump(nullptr, Z_FINISH);
-  deflateEnd(&zs);
-  return out;
-}
-
-// A ustar header (TarWriter's bytes) for one member whose size field says `size`.
-std::string MemberHeader(uint64_t size) {
-  TarWriter w;
-  if (!w.AddFile("lib0.o", "").ok()) return "";
-  std::string h = w.Finish().substr(0, kTarBlockSize);
-  char field[13];
-  std::snprintf(field, sizeof(field), "%011llo", static_cast<unsigned long long>(size));
-  h.replace(124, 11, field, 11);
-  h.replace(148, 8, "        ");
-  unsigned sum = 0;
-  for (unsigned char c : h) sum += c;
-  std::snprintf(field, sizeof(field), "%06o", sum);
-  h.replace(148, 7, std::string(field, 7));
-  return h;
-}
 
 Status OpenTar(const std::string& name, const std::string& bytes) {
   const std::string path = CatalogueEnv::Get().Path(name);
@@ -71,13 +30,18 @@ std::vector<CatalogueCase> CliCases() {
   std::vector<CatalogueCase> cases;
   const std::string mib(1 << 20, '\0');
   cases.push_back({"gzip bomb: a 256 MiB member in a 254 KiB tar.gz",
-                   [mib] { return OpenTar("bomb.tar", GzipRepeated(MemberHeader(uint64_t{256} << 20), mib, 256)); },
+                   [mib] {
+                     const std::string member = tar_test::Header({"lib0.o", uint64_t{256} << 20});
+                     return OpenTar("bomb.tar", tar_test::GzipRepeated({{member, 1}, {mib, 256}}));
+                   },
                    "gzip: the archive inflates to more than"});
   cases.push_back({"gzip bomb: 256 MiB of zeros after the end-of-archive marker",
-                   [mib] { return OpenTar("zeros.tar", GzipRepeated("", mib, 256)); },
+                   [mib] { return OpenTar("zeros.tar", tar_test::GzipRepeated({{mib, 256}})); },
                    "continues past the archive's end-of-archive marker (ending at archive byte 1024) with more than"});
   cases.push_back({"gzip tar: data hidden past the end-of-archive marker",
-                   [] { return OpenTar("hidden.tar", GzipRepeated(std::string(1024, '\0'), "payload", 1)); },
+                   [] {
+                     return OpenTar("hidden.tar", tar_test::GzipRepeated({{std::string(1024, '\0'), 1}, {"payload", 1}}));
+                   },
                    "with non-zero data that no header accounts for"});
   for (const char* value : {"abc", "0", "-3", "2x", "1025"}) {
     cases.push_back({std::string("SORUN_NUM_THREADS=") + value,

@@ -2,17 +2,13 @@
 #include "serialization/tar_archive.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,14 +21,13 @@
 namespace sorun {
 namespace {
 
-using ::sorun::testing::FileExists;
 using ::sorun::testing::MakeTempDir;
-using ::sorun::testing::ReadFileOrDie;
 using ::sorun::testing::WriteFileOrDie;
 
 using ::sorun::testing::Contains;
 
 using namespace ::sorun::tar_test;  // NOLINT: the tar test vocabulary
+
 // One gzip member holding `data` (zlib's deflate with the gzip wrapper).
 std::string Gzip(const std::string& data, int level = 6) {
   z_stream zs;
@@ -150,31 +145,6 @@ TEST(TarArchiveGzipTest, CorruptTruncatedAndOversizedStreams) {
 // Gzip bombs (issue 13 class 6): inflation is bounded by the archive's own headers and by a limit
 // relative to the compressed size.
 
-// gzip of the concatenation of `pieces` ({bytes, times}), deflated as a stream: a 256 MiB bomb is
-// never held in memory by the test.
-std::string GzipRepeated(const std::vector<std::pair<std::string, uint64_t>>& pieces) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out;
-  char buf[1 << 16];
-  auto pump = [&](const std::string* piece, int flush) {
-    zs.next_in = piece ? reinterpret_cast<Bytef*>(const_cast<char*>(piece->data())) : nullptr;
-    zs.avail_in = piece ? static_cast<uInt>(piece->size()) : 0;
-    do {
-      zs.next_out = reinterpret_cast<Bytef*>(buf);
-      zs.avail_out = sizeof(buf);
-      deflate(&zs, flush);
-      out.append(buf, sizeof(buf) - zs.avail_out);
-    } while (zs.avail_out == 0 || (flush == Z_FINISH && zs.avail_in > 0));
-  };
-  for (const auto& piece : pieces) {
-    for (uint64_t i = 0; i < piece.second; ++i) pump(&piece.first, Z_NO_FLUSH);
-  }
-  pump(nullptr, Z_FINISH);
-  deflateEnd(&zs);
-  return out;
-}
 
 const std::string kMiBOfZeros(1 << 20, '\0');
 

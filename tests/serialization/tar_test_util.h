@@ -1,10 +1,12 @@
-// Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_gzip_test): ustar
-// headers built byte by byte (independent of TarWriter), pax records, sample files, and a popen helper
-// for the system tar. Test-only; not thread-safe where it says so (none of it keeps state).
+// Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_gzip_test, the bad-input
+// catalogue): ustar
+// headers built byte by byte (independent of TarWriter), pax records, sample files, gzip streams of
+// repeated pieces (bombs without holding them in memory), and a popen helper for the system tar. Test-only; not thread-safe where it says so (none of it keeps state).
 #ifndef SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
 #define SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -141,6 +143,32 @@ inline std::string SampleArchive() {
 
 // ---------------------------------------------------------------------------------------------------
 // Writer + reader round trips.
+
+// gzip of the concatenation of `pieces` ({bytes, times}), deflated as a stream: a 256 MiB bomb is
+// never held in memory by the test.
+inline std::string GzipRepeated(const std::vector<std::pair<std::string, uint64_t>>& pieces) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out;
+  char buf[1 << 16];
+  auto pump = [&](const std::string* piece, int flush) {
+    zs.next_in = piece ? reinterpret_cast<Bytef*>(const_cast<char*>(piece->data())) : nullptr;
+    zs.avail_in = piece ? static_cast<uInt>(piece->size()) : 0;
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(buf);
+      zs.avail_out = sizeof(buf);
+      deflate(&zs, flush);
+      out.append(buf, sizeof(buf) - zs.avail_out);
+    } while (zs.avail_out == 0 || (flush == Z_FINISH && zs.avail_in > 0));
+  };
+  for (const auto& piece : pieces) {
+    for (uint64_t i = 0; i < piece.second; ++i) pump(&piece.first, Z_NO_FLUSH);
+  }
+  pump(nullptr, Z_FINISH);
+  deflateEnd(&zs);
+  return out;
+}
 
 }  // namespace tar_test
 }  // namespace sorun

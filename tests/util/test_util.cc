@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -55,6 +57,24 @@ void WriteFileOrDie(const std::string& path, const std::string& bytes) {
 bool FileExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+long ResidentKibOfMappingAt(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  bool in = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') != std::string::npos &&
+        line.find('-') < line.find(' ')) {
+      in = a >= lo && a < hi;
+      continue;
+    }
+    long kb = 0;
+    if (in && std::sscanf(line.c_str(), "Rss: %ld kB", &kb) == 1) return kb;
+  }
+  return -1;
 }
 
 }  // namespace testing

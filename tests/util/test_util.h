@@ -17,6 +17,8 @@ bool FileExists(const std::string& path);
 // "-I<dir>" for compiling the test kernels (testdata/kernels/*.c): they include
 // "runtime/c_runtime_api.h" relative to the workspace root. Needs //runtime:c_runtime_api.h in `data`.
 std::string KernelIncludeFlag();
+// Resident KiB of the mapping that contains `address` (/proc/self/smaps), or -1 when no mapping does.
+long ResidentKibOfMappingAt(const void* address);
 
 }  // namespace testing
 }  // namespace sorun

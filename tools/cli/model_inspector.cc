@@ -266,7 +266,7 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path) {
   Status walked = ParseModuleBlob(
       reader,
       [&](size_t index, const std::string& key, BinaryReader& r) -> Status {
-        if (key == keys::kTypeKeyGraphExecutorFactory || key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+        if (keys::IsGraphExecutorFactoryTypeKey(key)) {
           InspectedGraph graph;
           PlanInput input;
           SORUN_RETURN_IF_ERROR(InspectFactory(index, key, r, &graph, &input));

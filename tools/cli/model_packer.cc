@@ -113,7 +113,7 @@ StatusOr<CarriedDeviceModules> DeviceModulesOfKernelLibrary(const std::string& p
           loaded[index] = *m;
           return Status::Ok();
         }
-        if (key == keys::kTypeKeyGraphExecutorFactory || key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+        if (keys::IsGraphExecutorFactoryTypeKey(key)) {
           return InvalidArgument("it is already a packed model (its blob holds a " + key +
                                  "): give the kernel library of the three-file deployment (TVM's "
                                  "lib.get_lib().export_library()), not the deploy library");

@@ -9,10 +9,6 @@ namespace sorun {
 namespace cli {
 namespace {
 
-bool IsFactoryKey(const std::string& key) {
-  return key == keys::kTypeKeyGraphExecutorFactory || key == keys::kTypeKeyLegacyGraphRuntimeFactory;
-}
-
 // The entry `__tvm_main__` names when it is LLVM's string form (a data object holding the entry
 // function's name), or "" when it is not one.
 std::string MainAliasTarget(const ModelFile& file) {
@@ -58,8 +54,7 @@ Status CheckKernel(const ModelFile& file, const InspectReport& report, const std
     }
   }
   for (const ModelFileMember& m : file.members()) {
-    if (const ElfSymbol* s = m.image.FindDefinedSymbol(kernel)) {
-      (void)s;
+    if (m.image.FindDefinedSymbol(kernel) != nullptr) {
       return FailedPrecondition(where +
                                 " is defined by the library but is not an exported function (a data object, a local "
                                 "or a hidden symbol)");
@@ -84,7 +79,7 @@ Status CheckRunnable(const ModelFile& file, const InspectReport& report) {
                               "has no graph; run it with the graph JSON and params given separately");
   }
   const InspectedModule& root = report.modules[0];
-  if (!IsFactoryKey(root.type_key)) {
+  if (!keys::IsGraphExecutorFactoryTypeKey(root.type_key)) {
     return FailedPrecondition(file.path() + ": the root module (module 0) is '" + root.type_key +
                               "', not a GraphExecutorFactory: there is no graph to run");
   }
