@@ -1,8 +1,8 @@
 // //api:sorun links every backend and the .tar loader.
-#include "runtime/cuda/cuda_backend.h"
-#include "runtime/opencl/opencl_backend.h"
-#include "runtime/status.h"
-#include "serialization/tar_loader.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/opencl/opencl_backend.h"
+#include "base/status.h"
+#include "packer/tar_loader.h"
 
 namespace sorun {
 

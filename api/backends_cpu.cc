@@ -1,5 +1,5 @@
 // //api:sorun_cpu links the CPU backend only (it is part of the runtime core).
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

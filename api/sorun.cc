@@ -3,9 +3,9 @@
 #include <mutex>
 
 #include "graph_executor/register.h"
-#include "runtime/binary_reader.h"
-#include "runtime/env_vars.h"
-#include "runtime/file_util.h"
+#include "format/binary_reader.h"
+#include "runtime/environment.h"
+#include "base/file_util.h"
 #include "runtime/tensor_io.h"
 
 namespace sorun {

@@ -8,7 +8,7 @@
 //   (*exec)->Run();
 //   auto out = (*exec)->GetOutput(0);
 //
-// Errors are sorun::Status values (runtime/status.h); nothing throws or aborts. Thread-safety: see
+// Errors are sorun::Status values (base/status.h); nothing throws or aborts. Thread-safety: see
 // docs/threading.md (loaded models and factories are shared freely; each executor is single-threaded).
 #ifndef SORUN_API_SORUN_H_
 #define SORUN_API_SORUN_H_
@@ -21,7 +21,7 @@
 #include "graph_executor/graph_executor.h"
 #include "runtime/data_type.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 #include "serialization/loader.h"
 

@@ -8,10 +8,10 @@
 
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
-#include "serialization/host_code_module.h"
+#include "packer/host_code_module.h"
 
 namespace sorun {
 namespace bench {

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/status.h"
-#include "serialization/exporter.h"
+#include "base/status.h"
+#include "packer/exporter.h"
 
 namespace sorun {
 namespace bench {

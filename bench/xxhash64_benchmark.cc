@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/xxhash64.h"
+#include "base/xxhash64.h"
 
 namespace sorun {
 namespace {

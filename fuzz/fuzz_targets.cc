@@ -18,26 +18,26 @@
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
-#include "runtime/binary_reader.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_reader.h"
+#include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
-#include "runtime/device_module_payload.h"
-#include "runtime/elf_preflight.h"
+#include "backends/device_module_payload.h"
+#include "format/elf_preflight.h"
 #include "runtime/module.h"
 #include "runtime/packed_func.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
-#include "runtime/xxhash64.h"
-#include "runtime/cuda/cuda_module.h"
-#include "runtime/opencl/opencl_devices.h"
-#include "runtime/opencl/opencl_module.h"
+#include "base/xxhash64.h"
+#include "backends/cuda/cuda_module.h"
+#include "backends/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_module.h"
 #include "serialization/blob_checksum.h"
-#include "serialization/elf_reader.h"
+#include "packer/elf_reader.h"
 #include "serialization/module_blob.h"
-#include "serialization/tar_archive.h"
+#include "packer/tar_archive.h"
 #include "tools/npy.h"
 
 namespace sorun {
@@ -456,7 +456,7 @@ Status InspectPayload(const std::string& type_key, BinaryReader& reader) {
 
 int FuzzElfInspect(const uint8_t* data, size_t size) {
   Init();
-  // The check the loader runs before dlopen (runtime/elf_preflight.h) reads the same bytes.
+  // The check the loader runs before dlopen (format/elf_preflight.h) reads the same bytes.
   Note("elf_inspect", PreflightSharedLibraryBytes(data, size, "fuzz.so"));
   auto image = ElfImage::Parse(data, size, "fuzz.so");
   if (!image.ok()) {

@@ -1,6 +1,6 @@
 // The two fuzz bodies that work on whole shared libraries (declared in fuzz/fuzz_targets.h):
 //
-//   FuzzElfInject  the ELF blob injector (serialization/elf_blob_injector.h) on a fuzzed library and
+//   FuzzElfInject  the ELF blob injector (packer/elf_blob_injector.h) on a fuzzed library and
 //                  a fuzzed blob; a success must be a library that passes the loader's ELF preflight
 //                  and ElfImage, whose injected blob and checksum record read back equal, whose old
 //                  dynamic symbols are unchanged, and that cannot be injected into again.
@@ -40,15 +40,15 @@
 #include "api/sorun.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_targets.h"
-#include "runtime/elf_preflight.h"
-#include "runtime/file_util.h"
+#include "format/elf_preflight.h"
+#include "base/file_util.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
-#include "serialization/elf_blob_injector.h"
-#include "serialization/elf_reader.h"
-#include "serialization/exporter.h"
+#include "packer/elf_blob_injector.h"
+#include "packer/elf_reader.h"
+#include "packer/exporter.h"
 #include "serialization/module_blob.h"
-#include "serialization/subprocess.h"
+#include "packer/subprocess.h"
 
 namespace sorun {
 namespace fuzz {

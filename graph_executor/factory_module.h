@@ -15,7 +15,7 @@
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/shared_weights.h"
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/module.h"
 #include "runtime/tensor_io.h"
 

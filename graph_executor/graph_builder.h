@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph_executor/graph_json.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/last_error.h"

@@ -30,7 +30,7 @@
 #include "graph_executor/memory_plan.h"
 #include "graph_executor/shared_weights.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

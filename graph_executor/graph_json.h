@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

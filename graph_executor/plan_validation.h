@@ -6,7 +6,7 @@
 #define SORUN_GRAPH_EXECUTOR_PLAN_VALIDATION_H_
 
 #include "graph_executor/graph_json.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -4,7 +4,7 @@
 #ifndef SORUN_GRAPH_EXECUTOR_REGISTER_H_
 #define SORUN_GRAPH_EXECUTOR_REGISTER_H_
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "graph_executor/graph_json.h"
-#include "runtime/object.h"
-#include "runtime/status.h"
+#include "base/object.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
 

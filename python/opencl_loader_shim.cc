@@ -1,9 +1,9 @@
-// The OpenCL entry points the runtime's OpenCL backend (runtime/opencl) calls, forwarded to the
+// The OpenCL entry points the runtime's OpenCL backend (backends/opencl) calls, forwarded to the
 // system ICD loader (libOpenCL.so.1) opened with dlopen on the first call. Linked into the Python
 // extension only, so that `import sorun` needs nothing but libc/libstdc++/libm: without an OpenCL
 // loader every call reports CL_PLATFORM_NOT_FOUND_KHR, which the backend turns into its usual
 // "no OpenCL platform" Unavailable error; with one (PoCL here), device="opencl" works as in C++.
-// The list is exactly the undefined cl* symbols of //runtime/opencl (`nm -u` on its objects). A new
+// The list is exactly the undefined cl* symbols of //backends/opencl (`nm -u` on its objects). A new
 // call in the backend that is missing here keeps libOpenCL.so in the extension's DT_NEEDED, which
 // tests/python/test_packaging.py reports.
 // Thread-safe: the loader is opened once (function-local static) and symbols are resolved with dlsym,

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 // Equality of the (global-namespace) DLPack structs, found by argument-dependent lookup.
 inline bool operator==(DLDataType a, DLDataType b) {

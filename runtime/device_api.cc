@@ -64,8 +64,8 @@ StatusOr<DeviceApi*> GetDeviceApi(int device_type) {
     return Unavailable("no backend for " + name + " is registered in this process");
   }
   std::string hint;
-  if (device_type == kDLOpenCL) hint = " (link //runtime/opencl and call sorun::RegisterOpenclBackend())";
-  if (device_type == kDLCUDA) hint = " (link //runtime/cuda and call sorun::RegisterCudaBackend())";
+  if (device_type == kDLOpenCL) hint = " (link //backends/opencl and call sorun::RegisterOpenclBackend())";
+  if (device_type == kDLCUDA) hint = " (link //backends/cuda and call sorun::RegisterCudaBackend())";
   return Unavailable("no backend for device type " + name + " (" + std::to_string(device_type) +
                      ") is registered in this process" + hint);
 }

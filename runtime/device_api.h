@@ -2,7 +2,7 @@
 // and the process-wide table of backends keyed by DLDeviceType.
 //
 // The CPU backend is always present. OpenCL and CUDA register themselves when an application calls
-// their explicit Register*Backend() function (see runtime/opencl, runtime/cuda); nothing relies on
+// their explicit Register*Backend() function (see backends/opencl, backends/cuda); nothing relies on
 // static initializers. Registered backends live until process exit. All methods are thread-safe.
 #ifndef SORUN_RUNTIME_DEVICE_API_H_
 #define SORUN_RUNTIME_DEVICE_API_H_
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "runtime/c_runtime_api.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/packed_func.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/binary_writer.h"
-#include "runtime/object.h"
+#include "format/binary_writer.h"
+#include "base/object.h"
 #include "runtime/packed_func.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "runtime/c_runtime_api.h"
-#include "runtime/object.h"
-#include "runtime/status.h"
+#include "base/object.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

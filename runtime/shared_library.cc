@@ -1,6 +1,6 @@
 #include "runtime/shared_library.h"
 
-#include "runtime/elf_preflight.h"
+#include "format/elf_preflight.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/object.h"
-#include "runtime/status.h"
+#include "base/object.h"
+#include "base/status.h"
 
 namespace sorun {
 

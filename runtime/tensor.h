@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "runtime/c_runtime_api.h"
-#include "runtime/object.h"
-#include "runtime/status.h"
+#include "base/object.h"
+#include "base/status.h"
 
 namespace sorun {
 

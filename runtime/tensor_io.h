@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/binary_reader.h"
-#include "runtime/binary_writer.h"
-#include "runtime/status.h"
+#include "format/binary_reader.h"
+#include "format/binary_writer.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

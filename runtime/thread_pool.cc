@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "runtime/env_vars.h"
+#include "base/env_vars.h"
 #include "runtime/last_error.h"
 
 namespace sorun {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "runtime/c_runtime_api.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 
@@ -38,7 +38,7 @@ class ThreadPool {
   // SORUN_NUM_THREADS if set (1..kMaxThreads), else std::thread::hardware_concurrency(). A malformed
   // value means the default here; ConfiguredNumThreads() / CheckSorunEnvironment() report it.
   static int DefaultNumThreads();
-  // SORUN_NUM_THREADS and SORUN_SPIN_US, parsed strictly (runtime/env_vars.h): nullopt when unset,
+  // SORUN_NUM_THREADS and SORUN_SPIN_US, parsed strictly (base/env_vars.h): nullopt when unset,
   // InvalidArgument naming the variable and the accepted values when malformed.
   static constexpr int64_t kMaxThreads = 1024;
   static constexpr int64_t kMaxSpinUs = 1000000;

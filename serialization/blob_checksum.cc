@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "runtime/xxhash64.h"
+#include "base/xxhash64.h"
 
 namespace sorun {
 namespace {

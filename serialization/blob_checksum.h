@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 

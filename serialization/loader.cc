@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/env_vars.h"
-#include "runtime/file_util.h"
+#include "base/env_vars.h"
+#include "base/file_util.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
@@ -204,7 +204,7 @@ StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options)
   if (!f.defined()) {
     if (ext == ".tar") {
       return Unimplemented(path + ": loading .tar archives needs a compiler at load time and is not linked into "
-                                  "this build (link //serialization:tar_loader and call RegisterTarLoader(), as "
+                                  "this build (link //packer:tar_loader and call RegisterTarLoader(), as "
                                   "//api:sorun does)");
     }
     // Unknown extension: try it as a shared library.

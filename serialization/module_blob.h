@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "serialization/blob_extent.h"
 
 namespace sorun {

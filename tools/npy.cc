@@ -10,8 +10,8 @@
 #include <limits>
 #include <utility>
 
-#include "runtime/binary_reader.h"
-#include "runtime/file_util.h"
+#include "format/binary_reader.h"
+#include "base/file_util.h"
 #include "runtime/data_type.h"
 
 namespace sorun {

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

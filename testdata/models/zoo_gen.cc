@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/data_type.h"
-#include "runtime/file_util.h"
+#include "base/file_util.h"
 #include "runtime/tensor_io.h"
 #include "testdata/models/reference_ops.h"
 #include "tools/npy.h"

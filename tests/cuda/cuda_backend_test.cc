@@ -8,9 +8,9 @@
 
 #include "runtime/blob_loader.h"
 #include "runtime/c_runtime_api.h"
-#include "runtime/cuda/cuda_backend.h"
-#include "runtime/cuda/cuda_devices.h"
-#include "runtime/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_devices.h"
+#include "backends/cuda/cuda_driver.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"

@@ -1,4 +1,4 @@
-// Checks runtime/cuda/cuda_driver_api.h — sorun's own declarations of the CUDA driver API — against
+// Checks backends/cuda/cuda_driver_api.h — sorun's own declarations of the CUDA driver API — against
 // the toolkit's cuda.h, at compile time: every constant's value, the handle types, and each entry
 // point's parameter list (same count; same type, or integers/enums of the same size, or pointers to
 // such). Built only where the CUDA Toolkit is installed (tests/cuda/BUILD.bazel).
@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "runtime/cuda/cuda_driver_api.h"
+#include "backends/cuda/cuda_driver_api.h"
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "runtime/c_runtime_api.h"
-#include "runtime/cuda/cuda_backend.h"
-#include "runtime/cuda/cuda_devices.h"
-#include "runtime/cuda/cuda_module.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_devices.h"
+#include "backends/cuda/cuda_module.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"

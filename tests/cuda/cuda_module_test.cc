@@ -2,7 +2,7 @@
 // blob loader (byte-identical re-serialization), malformed payloads, function lookup, and — without
 // a driver — clean "no CUDA driver" errors from kernel calls while the module tree still loads and
 // its CPU part runs. Works with a driver too: the loader then checks the images on the device.
-#include "runtime/cuda/cuda_module.h"
+#include "backends/cuda/cuda_module.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/blob_loader.h"
-#include "runtime/cuda/cuda_backend.h"
-#include "runtime/cuda/cuda_devices.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_devices.h"
 #include "runtime/data_type.h"
 #include "runtime/library_module.h"
 #include "runtime/tensor.h"

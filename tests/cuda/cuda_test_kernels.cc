@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "runtime/binary_reader.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_reader.h"
+#include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
 #include "tests/util/test_util.h"

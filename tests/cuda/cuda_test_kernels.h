@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/device_module_payload.h"
+#include "backends/device_module_payload.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 namespace testing {

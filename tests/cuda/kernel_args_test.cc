@@ -1,6 +1,6 @@
 // Launch-argument mapping of the "cuda" module, without a driver: MarshalKernelArgs (kernel
 // parameters) and ExtractLaunchDims / LaunchConfig (grid, block, dynamic shared memory).
-#include "runtime/cuda/kernel_args.h"
+#include "backends/cuda/kernel_args.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/data_type.h"
-#include "runtime/device_module_payload.h"
+#include "backends/device_module_payload.h"
 #include "tests/cuda/cuda_test_kernels.h"
 
 namespace sorun {

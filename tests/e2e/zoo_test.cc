@@ -12,9 +12,9 @@
 
 #include "api/sorun.h"
 #include "runtime/device_api.h"
-#include "runtime/file_util.h"
-#include "runtime/opencl/opencl_module.h"
-#include "serialization/exporter.h"
+#include "base/file_util.h"
+#include "backends/opencl/opencl_module.h"
+#include "packer/exporter.h"
 #include "tests/util/test_util.h"
 #include "tools/npy.h"
 

@@ -15,7 +15,7 @@
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/graph_executor_module.h"
 #include "graph_executor/register.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"

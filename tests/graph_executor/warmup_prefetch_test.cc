@@ -16,8 +16,8 @@
 #include "api/sorun.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/data_type.h"
-#include "serialization/exporter.h"
-#include "serialization/host_code_module.h"
+#include "packer/exporter.h"
+#include "packer/host_code_module.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -8,7 +8,7 @@
 
 #include "runtime/data_type.h"
 #include "runtime/library_module.h"
-#include "runtime/opencl/opencl_module.h"
+#include "backends/opencl/opencl_module.h"
 #include "tests/opencl/opencl_test_util.h"
 #include "tests/util/test_util.h"
 

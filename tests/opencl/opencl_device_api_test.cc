@@ -1,6 +1,6 @@
 // The kDLOpenCL DeviceApi on a real OpenCL device (PoCL in CI): discovery, allocation, copies in every
 // direction with byte offsets, device -> device, workspace pooling, errors.
-#include "runtime/opencl/opencl_device_api.h"
+#include "backends/opencl/opencl_device_api.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
-#include "runtime/opencl/opencl_backend.h"
-#include "runtime/opencl/opencl_devices.h"
-#include "runtime/opencl/opencl_status.h"
+#include "backends/opencl/opencl_backend.h"
+#include "backends/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_status.h"
 #include "runtime/registry_keys.h"
 #include "tests/opencl/opencl_test_util.h"
 

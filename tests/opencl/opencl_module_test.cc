@@ -1,7 +1,7 @@
 // The "opencl" module on a real OpenCL device (PoCL in CI): hand-written payloads launched through
 // their PackedFuncs with TVM's convention, split vs whole-program sources, load-time and call-time
 // errors, the blob round trip and concurrent launches.
-#include "runtime/opencl/opencl_module.h"
+#include "backends/opencl/opencl_module.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/binary_reader.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_reader.h"
+#include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
-#include "runtime/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_devices.h"
 #include "tests/opencl/opencl_test_util.h"
 
 namespace sorun {

@@ -8,8 +8,8 @@
 
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
-#include "runtime/opencl/opencl_backend.h"
-#include "runtime/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_backend.h"
+#include "backends/opencl/opencl_devices.h"
 
 namespace sorun {
 namespace testing {

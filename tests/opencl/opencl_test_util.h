@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_module_payload.h"
+#include "backends/device_module_payload.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

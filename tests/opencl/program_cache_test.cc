@@ -1,6 +1,6 @@
 // The on-disk OpenCL program-binary cache: keys, the entry format, corruption handling, unusable
 // directories, and its use by "opencl" modules on a real device (miss, hit, corrupt entry rebuilt).
-#include "runtime/opencl/program_cache.h"
+#include "backends/opencl/program_cache.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/opencl/opencl_devices.h"
-#include "runtime/opencl/opencl_module.h"
+#include "backends/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_module.h"
 #include "tests/opencl/opencl_test_util.h"
 #include "tests/util/test_util.h"
 

@@ -14,11 +14,11 @@
 
 #include "api/sorun.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
-#include "serialization/exporter.h"
-#include "serialization/host_code_module.h"
+#include "packer/exporter.h"
+#include "packer/host_code_module.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -8,12 +8,12 @@
 
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
-#include "runtime/env_vars.h"
+#include "base/env_vars.h"
 #include "runtime/packed_func.h"
 #include "runtime/thread_pool.h"
-#include "serialization/tar_archive.h"
+#include "packer/tar_archive.h"
 #include "tests/robustness/catalogue.h"
-#include "tests/serialization/tar_test_util.h"
+#include "tests/packer/tar_test_util.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/tensor_io.h"
-#include "serialization/exporter.h"
-#include "serialization/subprocess.h"
+#include "packer/exporter.h"
+#include "packer/subprocess.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 

@@ -5,10 +5,10 @@
 #include <set>
 
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
-#include "serialization/exporter.h"
-#include "serialization/module_serializer.h"
-#include "serialization/subprocess.h"
+#include "format/binary_writer.h"
+#include "packer/exporter.h"
+#include "packer/module_serializer.h"
+#include "packer/subprocess.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -11,7 +11,7 @@
 #include "api/sorun.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/tensor_io.h"
-#include "serialization/exporter.h"
+#include "packer/exporter.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -12,11 +12,11 @@
 
 #include "api/sorun.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
-#include "serialization/exporter.h"
+#include "packer/exporter.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

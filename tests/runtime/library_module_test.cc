@@ -3,7 +3,7 @@
 // error reporting, and the C-backend plain-name path.
 #include "runtime/library_module.h"
 
-#include "runtime/elf_preflight.h"
+#include "format/elf_preflight.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 
 #include "api/sorun.h"
 #include "serialization/blob_extent.h"
-#include "serialization/elf_reader.h"
+#include "packer/elf_reader.h"
 #include "serialization/loader.h"
 #include "serialization/module_blob.h"
 #include "tests/util/test_util.h"

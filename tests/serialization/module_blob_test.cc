@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/binary_writer.h"
-#include "serialization/host_code_module.h"
-#include "serialization/module_serializer.h"
+#include "format/binary_writer.h"
+#include "packer/host_code_module.h"
+#include "packer/module_serializer.h"
 #include "tests/util/test_module.h"
 
 namespace sorun {

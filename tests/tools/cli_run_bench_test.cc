@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "runtime/opencl/opencl_backend.h"
-#include "runtime/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_backend.h"
+#include "backends/opencl/opencl_devices.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 

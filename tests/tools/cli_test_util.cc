@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
+#include "format/binary_writer.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "tests/util/test_util.h"

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "runtime/registry_keys.h"
-#include "serialization/elf_reader.h"
+#include "packer/elf_reader.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 

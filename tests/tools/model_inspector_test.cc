@@ -9,14 +9,14 @@
 
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/binary_writer.h"
-#include "runtime/cuda/cuda_module.h"
+#include "format/binary_writer.h"
+#include "backends/cuda/cuda_module.h"
 #include "runtime/data_type.h"
-#include "runtime/device_module_payload.h"
-#include "runtime/elf_preflight.h"
+#include "backends/device_module_payload.h"
+#include "format/elf_preflight.h"
 #include "runtime/tensor_io.h"
-#include "serialization/exporter.h"
-#include "serialization/host_code_module.h"
+#include "packer/exporter.h"
+#include "packer/host_code_module.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 #include "tools/cli/device_payload_module.h"
@@ -330,7 +330,7 @@ TEST_F(ModelInspectorTest, SegmentsPastTheEndOfTheFileAreCaughtBeforeDlopen) {
   }
   ASSERT_TRUE(patched);
   testing::WriteFileOrDie(Path("bad_segment.so"), bytes);
-  // The runtime's preflight (runtime/elf_preflight.h) refuses it before dlopen.
+  // The runtime's preflight (format/elf_preflight.h) refuses it before dlopen.
   Status s = PreflightSharedLibrary(Path("bad_segment.so"));
   EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
   EXPECT_NE(s.message().find("segment"), std::string::npos) << s.message();

@@ -8,7 +8,7 @@
 
 #include "api/sorun.h"
 #include "graph_executor/graph_builder.h"
-#include "serialization/exporter.h"
+#include "packer/exporter.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/tools/cli_test_util.h"
 #include "tools/cli/model_file.h"

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "runtime/file_util.h"
+#include "base/file_util.h"
 
 namespace sorun {
 namespace cli {

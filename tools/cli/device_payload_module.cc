@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "runtime/opencl/opencl_module.h"
+#include "backends/opencl/opencl_module.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {

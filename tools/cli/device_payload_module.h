@@ -14,9 +14,9 @@
 
 #include <string>
 
-#include "runtime/device_module_payload.h"
+#include "backends/device_module_payload.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 namespace cli {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/file_util.h"
+#include "base/file_util.h"
 
 namespace sorun {
 namespace cli {

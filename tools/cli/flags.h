@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 namespace cli {

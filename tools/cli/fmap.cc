@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "runtime/data_type.h"
-#include "runtime/file_util.h"
+#include "base/file_util.h"
 
 namespace sorun {
 namespace cli {

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/device_module_payload.h"
-#include "runtime/status.h"
+#include "backends/device_module_payload.h"
+#include "base/status.h"
 
 namespace sorun {
 namespace cli {

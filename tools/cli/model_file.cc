@@ -4,10 +4,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/binary_reader.h"
+#include "format/binary_reader.h"
 #include "runtime/registry_keys.h"
 #include "serialization/module_blob.h"
-#include "serialization/tar_archive.h"
+#include "packer/tar_archive.h"
 #include "tools/cli/command.h"
 
 namespace sorun {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/file_util.h"
-#include "runtime/status.h"
-#include "serialization/elf_reader.h"
+#include "base/file_util.h"
+#include "base/status.h"
+#include "packer/elf_reader.h"
 
 namespace sorun {
 namespace cli {

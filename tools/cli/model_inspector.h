@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "graph_executor/memory_plan.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace sorun {
 namespace cli {

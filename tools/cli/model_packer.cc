@@ -7,22 +7,22 @@
 
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_json.h"
-#include "runtime/binary_reader.h"
-#include "runtime/cuda/cuda_module.h"
-#include "runtime/device_module_payload.h"
+#include "format/binary_reader.h"
+#include "backends/cuda/cuda_module.h"
+#include "backends/device_module_payload.h"
 #include "runtime/data_type.h"
-#include "runtime/file_util.h"
+#include "base/file_util.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
-#include "runtime/xxhash64.h"
+#include "base/xxhash64.h"
 #include "serialization/blob_checksum.h"
-#include "serialization/elf_blob_injector.h"
-#include "serialization/elf_reader.h"
-#include "serialization/host_code_module.h"
+#include "packer/elf_blob_injector.h"
+#include "packer/elf_reader.h"
+#include "packer/host_code_module.h"
 #include "serialization/module_blob.h"
-#include "serialization/module_serializer.h"
-#include "serialization/subprocess.h"
-#include "serialization/tar_archive.h"
+#include "packer/module_serializer.h"
+#include "packer/subprocess.h"
+#include "packer/tar_archive.h"
 #include "tools/cli/command.h"
 #include "tools/cli/device_payload_module.h"
 #include "tools/cli/embedded_headers.h"
@@ -249,7 +249,7 @@ std::string CudaFormatFromExtension(const std::string& path) {
 
 // ---------------------------------------------------------------------------------------------------
 // `sorun pack --lib X.so`: the library is already linked, so the blob (and the checksum record)
-// are added to it by rewriting its dynamic symbol table (serialization/elf_blob_injector.h).
+// are added to it by rewriting its dynamic symbol table (packer/elf_blob_injector.h).
 // ---------------------------------------------------------------------------------------------------
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
                              const std::string& checksum_record, const std::string& output_so,

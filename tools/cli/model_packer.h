@@ -9,7 +9,7 @@
 //    and `.tar` libraries of a TVM three-file deployment (their objects are extracted). An object that
 //    already defines __tvm_dev_mblob is refused (it would clash with the new blob).
 //  - `.so` libraries: the blob is serialized and handed to PackFromSharedLibrary, which adds it to the
-//    linked library with the ELF blob injector (serialization/elf_blob_injector.h).
+//    linked library with the ELF blob injector (packer/elf_blob_injector.h).
 //  - a kernel library (`.so`, or `.tar` with TVM's devc.o) that already carries a blob of device
 //    modules -- TVM's lib.get_lib().export_library() of an OpenCL/CUDA build, the library of its
 //    three-file deployment -- keeps those modules: they are imported by the host code of the new tree
@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.h"
-#include "serialization/exporter.h"
+#include "base/status.h"
+#include "packer/exporter.h"
 
 namespace sorun {
 namespace cli {
@@ -77,7 +77,7 @@ StatusOr<PackResult> PackModel(const PackRequest& request);
 
 // `--lib X.so`: writes `output_so`, a copy of `input_so` carrying `blob_bytes_with_prefix` as
 // __tvm_dev_mblob (and `checksum_record`, when non-empty, as __sorun_blob_checksum), with
-// serialization/elf_blob_injector.h's InjectBlobIntoSharedLibrary. `replace_existing_blob`: the input
+// packer/elf_blob_injector.h's InjectBlobIntoSharedLibrary. `replace_existing_blob`: the input
 // has a blob (its device modules were carried over) that the new one replaces.
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
                              const std::string& checksum_record, const std::string& output_so,

@@ -11,7 +11,7 @@
 #include "api/sorun.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
-#include "runtime/env_vars.h"
+#include "runtime/environment.h"
 #include "tools/cli/command.h"
 #include "tools/cli/model_file.h"
 #include "tools/npy.h"

@@ -21,7 +21,7 @@
 
 #include "graph_executor/graph_executor.h"
 #include "runtime/module.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/tensor.h"
 #include "serialization/loader.h"
 

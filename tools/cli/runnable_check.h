@@ -12,7 +12,7 @@
 #ifndef SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
 #define SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
 
-#include "runtime/status.h"
+#include "base/status.h"
 #include "tools/cli/model_file.h"
 #include "tools/cli/model_inspector.h"
 

@@ -20,14 +20,14 @@
 
 #include "api/sorun.h"
 #include "graph_executor/factory_module.h"
-#include "runtime/binary_reader.h"
-#include "runtime/file_util.h"
+#include "format/binary_reader.h"
+#include "base/file_util.h"
 #include "runtime/tensor_io.h"
 #include "serialization/blob_checksum.h"
-#include "serialization/elf_blob_injector.h"
-#include "serialization/exporter.h"
-#include "serialization/host_code_module.h"
-#include "serialization/module_serializer.h"
+#include "packer/elf_blob_injector.h"
+#include "packer/exporter.h"
+#include "packer/host_code_module.h"
+#include "packer/module_serializer.h"
 #include "tools/npy.h"
 
 namespace sorun {
