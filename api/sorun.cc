@@ -1,12 +1,9 @@
-#include "api/sorun.h"
-
+// sorun::Initialize and sorun::Version (api/sorun.h).
 #include <mutex>
 
+#include "api/sorun.h"
 #include "graph_executor/register.h"
-#include "format/binary_reader.h"
 #include "runtime/environment.h"
-#include "base/file_util.h"
-#include "runtime/tensor_io.h"
 
 namespace sorun {
 
@@ -26,87 +23,7 @@ Status Initialize() {
   return Status::Ok();
 }
 
-StatusOr<Module> Load(const std::string& path, const LoadOptions& options) {
-  SORUN_RETURN_IF_ERROR(Initialize());
-  return LoadModule(path, options);
-}
-
-StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
-  auto* factory = dynamic_cast<GraphExecutorFactoryNode*>(model.get());
-  if (factory == nullptr) {
-    return FailedPrecondition(std::string("the model's root module is '") + (model.defined() ? model.type_key() : "null") +
-                              "', not a GraphExecutorFactory: give the graph JSON and params separately "
-                              "(three-file deployment)");
-  }
-  return factory;
-}
-
-namespace {
-
-// The three-file path's kernel library: a module that provides kernels. A packed model given in its
-// place (TVM accepts it; the zoo's OpenCL model ships its device module only that way) stands for the
-// kernel library it imports: the factory root is dropped, so none of its functions can be reached by
-// the graph. Anything else is refused.
-StatusOr<Module> ThreeFileKernelLibrary(const Module& lib, const std::string& graph_json_path) {
-  if (!lib.defined()) return InvalidArgument(graph_json_path + ": no kernel library module given");
-  if (lib->provides_kernels()) return lib;
-  if (dynamic_cast<GraphExecutorFactoryNode*>(lib.get()) != nullptr && !lib.imports().empty() &&
-      lib.imports()[0]->provides_kernels()) {
-    return lib.imports()[0];
-  }
-  return InvalidArgument("the kernel library given with " + graph_json_path + " is a '" + lib.type_key() +
-                         "' module, not a kernel library (a shared library of kernels, or a packed model whose "
-                         "factory imports one)");
-}
-
-}  // namespace
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices) {
-  SORUN_ASSIGN_OR_RETURN(GraphExecutorFactoryNode * factory, GetFactory(model));
-  return factory->CreateExecutor(devices);
-}
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
-                                                                 const std::string& library_path,
-                                                                 const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices,
-                                                                 const LoadOptions& options) {
-  SORUN_ASSIGN_OR_RETURN(Module lib, Load(library_path, options));
-  return CreateExecutorFromFiles(graph_json_path, lib, params_path, devices);
-}
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
-                                                                 const Module& lib,
-                                                                 const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices) {
-  SORUN_RETURN_IF_ERROR(Initialize());
-  SORUN_ASSIGN_OR_RETURN(Module kernels, ThreeFileKernelLibrary(lib, graph_json_path));
-  SORUN_ASSIGN_OR_RETURN(std::string json, ReadFileToString(graph_json_path));
-  auto spec = GraphSpec::Parse(json);
-  if (!spec.ok()) return std::move(spec).status().Annotate(graph_json_path);
-  ObjectPtr<SharedWeights> weights;
-  if (!params_path.empty()) {
-    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(params_path));
-    BinaryReader reader(file->data(), file->size(), params_path, 0, ObjectPtr<Object>(file));
-    auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true);
-    if (!params.ok()) {
-      Status s = std::move(params).status();
-      // Errors from the reader start with the path already; per-tensor ones ("param 'w': ...") do not.
-      if (s.message().rfind(params_path, 0) != 0) s.Annotate(params_path);
-      return s;
-    }
-    if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-    // Every name must be a graph input (a params file for another model is an error).
-    for (const auto& kv : *params) {
-      bool found = false;
-      for (uint32_t nid : spec->arg_nodes) found = found || spec->nodes[nid].name == kv.first;
-      if (!found) return InvalidArgument(params_path + ": '" + kv.first + "' is not an input of " + graph_json_path);
-    }
-    SORUN_ASSIGN_OR_RETURN(weights, SharedWeights::Create(std::move(*params), params_path));
-  }
-  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), kernels, devices, weights);
-  if (!e.ok()) return std::move(e).status().Annotate(graph_json_path);
-  return e;
-}
+// The one version string of the runtime, the CLI and the C++ API.
+const char* Version() { return "0.1.0"; }
 
 }  // namespace sorun

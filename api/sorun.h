@@ -1,61 +1,229 @@
-// sorun: the public entry point for applications. One include, one Bazel target (//api:sorun, or
-// //api:sorun_cpu without the OpenCL/CUDA backends).
+// sorun: the public C++ API. One include, one Bazel target (//api:sorun, or //api:sorun_cpu without
+// the OpenCL/CUDA backends). This header and the two base headers it includes are the whole surface:
+// no internal type appears here.
 //
-//   sorun::Initialize();                                   // optional: Load() calls it
-//   auto model = sorun::Load("model.so");                  // one file: graph + weights + kernels
-//   auto exec = sorun::CreateExecutor(*model, {sorun::CpuDevice()});
-//   (*exec)->SetInput("data", input);
-//   (*exec)->Run();
-//   auto out = (*exec)->GetOutput(0);
+//   auto model = sorun::Model::Load("model.so");          // graph + weights + kernels, one file
+//   if (!model.ok()) { std::cerr << model.status().ToString() << "\n"; return 1; }
+//   sorun::ExecutorOptions options;
+//   options.num_threads = 2;                               // this executor's own pool
+//   auto exec = model->NewExecutor(options);
+//   auto outputs = exec->Run({{"data", &input}});          // input: any DLTensor
+//   // or: exec->SetInput("data", input); exec->Run(); auto y = exec->GetOutput(0);
 //
-// Errors are sorun::Status values (base/status.h); nothing throws or aborts. Thread-safety: see
-// docs/threading.md (loaded models and factories are shared freely; each executor is single-threaded).
+// Errors are sorun::Status values (base/status.h); nothing throws or aborts. Threading
+// (docs/threading.md): a Model is immutable and may be shared by any number of threads; each
+// Executor is used by one thread at a time (an overlapping call fails with FailedPrecondition);
+// executors of one model share its weights and run concurrently.
+//
+// Environment variables (SORUN_NUM_THREADS, SORUN_SPIN_US, SORUN_VERIFY_CHECKSUM) are defaults only:
+// an option set explicitly here always wins.
 #ifndef SORUN_API_SORUN_H_
 #define SORUN_API_SORUN_H_
 
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "graph_executor/factory_module.h"
-#include "graph_executor/graph_executor.h"
-#include "runtime/data_type.h"
-#include "runtime/module.h"
+#include "base/executor_types.h"
 #include "base/status.h"
-#include "runtime/tensor.h"
-#include "serialization/loader.h"
 
 namespace sorun {
 
-// Registers every backend and module loader linked into this program: the graph executor and, in
-// //api:sorun, OpenCL and CUDA. Idempotent and thread-safe. A backend whose driver is absent still
-// registers (its devices report "not present" when used).
+// Registers every backend and module loader linked into this program and validates the SORUN_*
+// environment variables. Idempotent and thread-safe; Model::Load calls it.
 Status Initialize();
 
-// Loads a model library (.so or .tar). See serialization/loader.h.
-StatusOr<Module> Load(const std::string& path, const LoadOptions& options = {});
+// The runtime's version ("0.1.0"; `sorun --version` prints it).
+const char* Version();
 
-// The GraphExecutorFactory at the root of a loaded model, or FailedPrecondition naming what the
-// root is instead.
-StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model);
+// "cpu", "cpu:0", "opencl", "opencl:1", "cuda:0" ("gpu" means cuda). InvalidArgument otherwise, naming
+// the accepted forms. The one parser of device strings (CLI, Python, Triton backend).
+StatusOr<DLDevice> ParseDevice(std::string_view text);
+// "cpu:0", "opencl:1", "cuda:0".
+std::string DeviceName(DLDevice device);
+// "float32", "int8", "bool"; "float32x4" for vector lanes.
+std::string DataTypeName(DLDataType dtype);
+// The inverse of DataTypeName; InvalidArgument for anything else.
+StatusOr<DLDataType> ParseDataType(std::string_view text);
 
-// An executor for a loaded model on `devices` (the first is the default device).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices);
+// How a model file is loaded.
+struct RuntimeOptions {
+  // Verify the blob checksum record at load. Unset: SORUN_VERIFY_CHECKSUM (1/0), else off.
+  std::optional<bool> verify_checksum;
+  // What Load does to the blob's pages: kNone (fault in on first use), kWillNeed (start reading them
+  // into the page cache in the background; the default), kPopulate (map them all before returning).
+  enum class Prefetch { kNone, kWillNeed, kPopulate };
+  Prefetch prefetch = Prefetch::kWillNeed;
+};
 
-// The three-file deployment: graph JSON + kernel library + params file. The library is loaded with
-// `options`; the params file is mapped and its tensors are used in place when 64-byte aligned (as
-// sorun writes them).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
-                                                                 const std::string& library_path,
-                                                                 const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices,
-                                                                 const LoadOptions& options = {});
+// How an executor runs.
+struct ExecutorOptions {
+  // Devices; the first is the default device. Empty: {cpu:0}.
+  std::vector<DLDevice> devices;
+  // CPU threads for this executor's parallel kernels, counting the thread that calls Run.
+  // 0: the process-wide pool (SORUN_NUM_THREADS, else one per hardware thread), shared by every
+  // executor that leaves this 0. > 0: a pool owned by this executor (workers start at creation).
+  int num_threads = 0;
+  // CPU ids the executor's pool workers are pinned to (worker i -> cpu_affinity[(i - 1) % size]; the
+  // thread calling Run is not moved). Empty: not pinned. Non-empty gives the executor its own pool.
+  std::vector<int> cpu_affinity;
+  // Microseconds an idle worker spins before it sleeps. Unset: SORUN_SPIN_US, else the built-in
+  // default. Set: the executor gets its own pool.
+  std::optional<int64_t> spin_us;
+  // Touch every page the first run would fault in (weights read in place, activation pools) before
+  // NewExecutor returns (Executor::Warmup).
+  bool warmup = false;
+};
 
-// The same with the kernel library already loaded (`library`, e.g. from Load()).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
-                                                                 const Module& library,
-                                                                 const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices);
+// An n-d array: a DLTensor plus whatever keeps its memory alive (reference counted: copies share
+// the data). Created by Empty / FromDLPack or returned by an Executor. Safe to pass between threads;
+// writing the same data concurrently is the caller's business.
+class NDArray {
+ public:
+  NDArray();  // undefined (defined() is false)
+  ~NDArray();
+  NDArray(const NDArray&);
+  NDArray& operator=(const NDArray&);
+  NDArray(NDArray&&) noexcept;
+  NDArray& operator=(NDArray&&) noexcept;
+
+  // A new compact, 64-byte aligned array (contents uninitialised).
+  static StatusOr<NDArray> Empty(const std::vector<int64_t>& shape, DLDataType dtype,
+                                 DLDevice device = DLDevice{kDLCPU, 0});
+  // Takes ownership of a DLPack tensor (its deleter runs when the last copy goes). Zero-copy.
+  static StatusOr<NDArray> FromDLPack(DLManagedTensor* managed);
+
+  bool defined() const;
+  // The DLTensor (valid while this NDArray or a copy lives).
+  const DLTensor& dl() const;
+  void* data() const;  // dl().data + dl().byte_offset
+  const std::vector<int64_t>& shape() const;
+  DLDataType dtype() const;
+  DLDevice device() const;
+  int64_t num_elements() const;
+  uint64_t nbytes() const;
+  // "float32[1, 10] on cpu:0".
+  std::string Describe() const;
+  template <typename T>
+  T* data_as() const {
+    return static_cast<T*>(data());
+  }
+
+  // A DLManagedTensor sharing this array's data; the consumer calls its deleter. Zero-copy.
+  DLManagedTensor* ToDLPack() const;
+  // A compact copy on `device`.
+  StatusOr<NDArray> CopyTo(DLDevice device) const;
+  // Copies `src` (same byte size, any device) into this array.
+  Status CopyFrom(const DLTensor& src) const;
+
+ private:
+  friend class Executor;
+  struct Impl;
+  explicit NDArray(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
+
+// One executor of a model: its own activations and bindings over the model's shared weights.
+// Created by Model::NewExecutor; move-only. One thread at a time (see the top of this file);
+// inputs()/outputs()/devices()/num_threads() may be read from any thread.
+class Executor {
+ public:
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  ~Executor();
+
+  // Every graph input (parameters bound from the model's weights have is_param set), and outputs.
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  const std::vector<DLDevice>& devices() const;
+  // Threads of the pool this executor's parallel kernels use (its own, or the process pool).
+  int num_threads() const;
+  // Index of an input / output by name; NotFound listing the names.
+  StatusOr<int> InputIndex(std::string_view name) const;
+  StatusOr<int> OutputIndex(std::string_view name) const;
+
+  // Copies `value` (same shape and dtype, any device, any strides-free layout) into an input.
+  Status SetInput(int index, const DLTensor& value);
+  Status SetInput(std::string_view name, const DLTensor& value);
+  // Makes the kernels read the input directly from `value` (same shape, dtype and device; 64-byte
+  // aligned on the CPU); `value` must stay alive and unchanged in shape while bound.
+  Status SetInputZeroCopy(int index, const DLTensor& value);
+  Status SetInputZeroCopy(std::string_view name, const DLTensor& value);
+  // Makes the kernels write the output directly into `value` (same checks).
+  Status SetOutputZeroCopy(int index, const DLTensor& value);
+
+  // Runs the model once with the inputs set so far.
+  Status Run();
+  // Convenience: sets `inputs` (name -> tensor), runs, and returns every output as a new host (CPU)
+  // array that later runs do not change.
+  StatusOr<std::vector<NDArray>> Run(const std::vector<std::pair<std::string, const DLTensor*>>& inputs);
+
+  // The executor's own output / input array (no copy). Its memory stays valid while the NDArray
+  // lives; its values are those of the last run (the next Run overwrites them).
+  StatusOr<NDArray> GetOutput(int index) const;
+  StatusOr<NDArray> GetInput(int index) const;
+  // Copies output `index` into `out` (same shape and dtype, any device).
+  Status CopyOutputTo(int index, const DLTensor& out) const;
+  // Waits until every device of the executor is idle (the CPU is always idle after Run).
+  Status Synchronize();
+
+  // See ExecutorOptions::warmup.
+  Status Warmup();
+  // Runs the model once, then each operator `repeat` times on its own; one entry per operator.
+  StatusOr<std::vector<NodeProfile>> Profile(int repeat);
+  // Bytes per device: weights (shared), activations (this executor), kernel workspace (measured).
+  std::vector<DeviceMemory> Memory() const;
+
+  // TVM's load_params: params-file bytes; each tensor is copied into its input.
+  Status LoadParams(std::string_view params_bytes);
+  // TVM's share_params: inputs named in `params_bytes` alias `other`'s tensors for them (no copy).
+  Status ShareParams(const Executor& other, std::string_view params_bytes);
+
+ private:
+  friend class Model;
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A loaded model: the mapped library, its module tree and ONE read-only copy of the weights.
+// Copyable (copies share the model); immutable and thread-safe: executors may be created from many
+// threads at once.
+class Model {
+ public:
+  // One file: a packed model library (.so; .tar where //api:sorun is linked).
+  static StatusOr<Model> Load(const std::string& path, const RuntimeOptions& options = {});
+  // The three-file deployment: graph JSON + kernel library + params file (optional: empty path). The
+  // params file is mapped and its tensors used in place when 64-byte aligned (as sorun writes them).
+  static StatusOr<Model> LoadFromFiles(const std::string& graph_json_path, const std::string& library_path,
+                                       const std::string& params_path, const RuntimeOptions& options = {});
+
+  // Inputs (parameters flagged is_param) and outputs, read from the graph without running.
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  // The path given to Load (the library path for LoadFromFiles).
+  const std::string& path() const;
+
+  // A new executor; the weights are shared, not copied.
+  StatusOr<Executor> NewExecutor(const ExecutorOptions& options = {}) const;
+
+  Model(const Model&);
+  Model& operator=(const Model&);
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+ private:
+  struct Impl;
+  explicit Model(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
 
 }  // namespace sorun
 

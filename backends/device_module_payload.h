@@ -1,5 +1,5 @@
 // DeviceModulePayload: the blob payload shared by TVM's device modules ("cuda", "opencl", ...):
-// `string fmt; map<string, FunctionInfo> fmap; string data` (docs/format.md section 8). Parsed
+// `string fmt; map<string, FunctionInfo> fmap; string data` (FORMAT.md section 8). Parsed
 // without touching any driver, so `sorun inspect` and the loader share it. FunctionInfo is TVM's
 // v0.8 - v0.20 stream form: `string name; vector<DLDataType> arg_types; vector<string> tags`.
 // Pure data; thread-compatible.

@@ -1,6 +1,7 @@
-// XXH64: the 64-bit xxHash function, written from the public algorithm specification
-// (https://github.com/Cyan4973/xxHash/blob/dev/doc/xxhash_spec.md, "XXH64 algorithm description").
-// Used for the blob checksum and the OpenCL program-cache keys. Not a cryptographic hash.
+// XXH64: the 64-bit xxHash function, from the xxHash library (Debian libxxhash-dev) compiled
+// header-only into xxhash64.cc (XXH_INLINE_ALL: no shared library is linked). This header keeps
+// sorun's own small interface so callers never see <xxhash.h>. Used for the blob checksum and the
+// OpenCL program-cache keys. Not a cryptographic hash.
 //
 // Xxh64() hashes one buffer; Xxh64Stream hashes input fed in chunks of any size and produces the same
 // value as Xxh64() over the concatenation. Xxh64Stream owns only its fixed-size state (no heap) and
@@ -35,11 +36,10 @@ class Xxh64Stream {
   uint64_t total_length() const { return total_length_; }
 
  private:
-  uint64_t acc_[4];
-  uint64_t seed_;
+  // Storage for xxHash's XXH64_state_t (88 bytes in xxHash 0.8; checked in xxhash64.cc), kept opaque
+  // so this header does not include <xxhash.h>.
+  alignas(8) unsigned char state_[96];
   uint64_t total_length_;
-  uint8_t buffer_[32];   // a partial 32-byte stripe
-  size_t buffered_;      // bytes in buffer_ (< 32)
 };
 
 // The canonical spelling of a hash: 16 lower-case hex digits, most significant first.

@@ -2,10 +2,10 @@
 // executor and runs it, each phase inside its own noinline extern "C" function so that
 //   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=sorun_cg_<phase> callgrind_driver ...
 // counts the instructions of exactly that phase (no valgrind header needed). Phases:
-//   sorun_cg_load    sorun::Load of the model (dlopen, blob parse, params in place; each load after the
-//                    previous one was released, so every call maps the library afresh)
-//   sorun_cg_create  CreateExecutor from the loaded model
-//   sorun_cg_run     GraphExecutor::Run (after one uncounted first run)
+//   sorun_cg_load    sorun::Model::Load of the model (dlopen, blob parse, params in place; each load
+//                    after the previous one was released, so every call maps the library afresh)
+//   sorun_cg_create  Model::NewExecutor (default options: the process-wide pool)
+//   sorun_cg_run     Executor::Run (after one uncounted first run)
 // The phase named by --phase runs --count times, the others once; the script divides by --count.
 //
 //   callgrind_driver --model M.so [--phase load|create|run] [--count N]
@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,25 +36,25 @@ void Check(const sorun::Status& s, const char* what) {
 
 extern "C" {
 
-__attribute__((noinline)) void sorun_cg_load(const char* path, int count, sorun::Module* out) {
+__attribute__((noinline)) void sorun_cg_load(const char* path, int count, std::optional<sorun::Model>* out) {
   for (int i = 0; i < count; ++i) {
-    *out = sorun::Module();  // release the previous load first: every load maps the library afresh
-    auto m = sorun::Load(path);
+    out->reset();  // release the previous load first: every load maps the library afresh
+    auto m = sorun::Model::Load(path);
     Check(m.status(), "load");
-    *out = std::move(*m);
+    out->emplace(std::move(*m));
   }
 }
 
-__attribute__((noinline)) void sorun_cg_create(const sorun::Module* model, int count,
-                                               std::unique_ptr<sorun::GraphExecutor>* out) {
+__attribute__((noinline)) void sorun_cg_create(const sorun::Model* model, int count,
+                                               std::optional<sorun::Executor>* out) {
   for (int i = 0; i < count; ++i) {
-    auto e = sorun::CreateExecutor(*model, {sorun::CpuDevice()});
+    auto e = model->NewExecutor();
     Check(e.status(), "create");
-    *out = std::move(*e);
+    out->emplace(std::move(*e));
   }
 }
 
-__attribute__((noinline)) void sorun_cg_run(sorun::GraphExecutor* executor, int count) {
+__attribute__((noinline)) void sorun_cg_run(sorun::Executor* executor, int count) {
   for (int i = 0; i < count; ++i) Check(executor->Run(), "run");
 }
 
@@ -81,19 +81,18 @@ int main(int argc, char** argv) {
     Die("usage: callgrind_driver --model M.so [--phase load|create|run] [--count N >= 1]");
   }
   Check(sorun::Initialize(), "initialize");
-  sorun::Module model;
+  std::optional<sorun::Model> model;
   sorun_cg_load(model_path.c_str(), phase == "load" ? count : 1, &model);
-  std::unique_ptr<sorun::GraphExecutor> executor;
-  sorun_cg_create(&model, phase == "create" ? count : 1, &executor);
-  for (const sorun::TensorInfo& info : executor->InputInfo(/*include_params=*/false)) {
-    auto index = executor->GetInputIndex(info.name);
-    Check(index.status(), "input index");
-    auto input = executor->GetInput(*index);
+  std::optional<sorun::Executor> executor;
+  sorun_cg_create(&*model, phase == "create" ? count : 1, &executor);
+  for (size_t i = 0; i < executor->inputs().size(); ++i) {
+    if (executor->inputs()[i].is_param) continue;
+    auto input = executor->GetInput(static_cast<int>(i));  // the executor's own memory
     Check(input.status(), "input");
     std::memset(input->data(), 0, static_cast<size_t>(input->nbytes()));  // same data every run
   }
   Check(executor->Run(), "first run");  // faults pages in and sizes the workspace, outside the counts
-  sorun_cg_run(executor.get(), phase == "run" ? count : 1);
+  sorun_cg_run(&*executor, phase == "run" ? count : 1);
   std::printf("callgrind_driver: %s: ok\n", model_path.c_str());
   return 0;
 }

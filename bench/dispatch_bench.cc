@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "bench/bench_util.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/library_module.h"

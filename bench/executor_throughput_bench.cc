@@ -21,12 +21,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "api/sorun.h"
 #include "bench/bench_util.h"
-#include "runtime/thread_pool.h"
 
 namespace sorun {
 namespace {
@@ -39,28 +39,29 @@ using Clock = std::chrono::steady_clock;
 }
 
 struct Fixture {
-  Module model;
-  std::vector<std::unique_ptr<GraphExecutor>> execs;
+  std::optional<Model> model;
+  std::vector<Executor> execs;
 
   static Fixture& Get() {
     static Fixture* f = [] {
       auto* fx = new Fixture();
       const char* env = std::getenv("SORUN_BENCH_MODEL");
       std::string path = env && *env ? env : bench::Runfile("testdata/models/conv_heavy.so");
-      auto model = Load(path);
+      auto model = Model::Load(path);
       if (!model.ok()) Die(model.status());
-      fx->model = *model;
+      fx->model = std::move(*model);
       for (int i = 0; i < 2; ++i) {
-        auto e = CreateExecutor(fx->model, {CpuDevice()});
+        auto e = fx->model->NewExecutor();  // default options: the process-wide pool
         if (!e.ok()) Die(e.status());
-        for (const TensorInfo& in : (*e)->InputInfo(false)) {
-          auto t = Tensor::Empty(in.shape, in.dtype, CpuDevice());
+        for (const TensorInfo& in : e->inputs()) {
+          if (in.is_param) continue;
+          auto t = NDArray::Empty(in.shape, in.dtype);
           if (!t.ok()) Die(t.status());
           for (int64_t k = 0; k < t->num_elements(); ++k) t->data_as<float>()[k] = 0.001f * static_cast<float>(k % 97);
-          Status s = (*e)->SetInput(in.name, *t->dl());
+          Status s = e->SetInput(in.name, t->dl());
           if (!s.ok()) Die(s);
         }
-        Status s = (*e)->Run();
+        Status s = e->Run();
         if (!s.ok()) Die(s);
         fx->execs.push_back(std::move(*e));
       }
@@ -116,7 +117,7 @@ Round Throughput(Fixture& f, int n, int runs) {
       }
       double c0 = ThreadCpuSeconds();
       for (int i = 0; i < runs; ++i) {
-        if (!f.execs[static_cast<size_t>(t)]->Run().ok()) failures.fetch_add(1);
+        if (!f.execs[static_cast<size_t>(t)].Run().ok()) failures.fetch_add(1);
       }
       double used = ThreadCpuSeconds() - c0, expected = cpu.load();
       while (!cpu.compare_exchange_weak(expected, expected + used)) {
@@ -158,7 +159,7 @@ void BM_TwoExecutorsVsOne(benchmark::State& state) {
     cpu_two.push_back(b.cpu_ms_per_run);
     others.push_back(b.others_cores);
   }
-  state.counters["pool_threads"] = ThreadPool::Global().num_threads();
+  state.counters["pool_threads"] = f.execs[0].num_threads();
   state.counters["hw_threads"] = static_cast<double>(std::thread::hardware_concurrency());
   state.counters["one_exec_runs_per_s"] = Median(one);
   state.counters["two_exec_runs_per_s"] = Median(two);
@@ -177,9 +178,9 @@ BENCHMARK(BM_TwoExecutorsVsOne)->Arg(10)->ArgName("runs")->Iterations(15)->Unit(
 void BM_SingleRun(benchmark::State& state) {
   Fixture& f = Fixture::Get();
   for (auto _ : state) {
-    if (!f.execs[0]->Run().ok()) state.SkipWithError("run failed");
+    if (!f.execs[0].Run().ok()) state.SkipWithError("run failed");
   }
-  state.counters["pool_threads"] = ThreadPool::Global().num_threads();
+  state.counters["pool_threads"] = f.execs[0].num_threads();
 }
 BENCHMARK(BM_SingleRun)->Unit(benchmark::kMillisecond)->UseRealTime();
 

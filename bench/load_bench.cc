@@ -1,4 +1,4 @@
-// Load in place: load-to-ready time (sorun::Load + CreateExecutor, before the first run) of models with
+// Load in place: load-to-ready time (sorun::Model::Load + NewExecutor, before the first run) of models with
 // 1, 16, 256 and 1024 MiB of parameters, against ONE memcpy of the same number of bytes measured in the
 // same benchmark, alternating: into a pre-faulted destination (the limit) and into a fresh mapping
 // (page faults included). Target: load-to-ready <= 10% of the pre-faulted memcpy for >= 256 MiB, and
@@ -23,6 +23,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -62,19 +63,19 @@ const bench::SyntheticModelInfo& Model(uint64_t mib) {
   return cache.emplace(mib, *info).first->second;
 }
 
-// One load-to-ready: Load + CreateExecutor. The model and executor are returned so that their
+// One load-to-ready: Model::Load + NewExecutor. The model and executor are returned so that their
 // destruction (dlclose, munmap) is not timed.
 struct Ready {
-  Module model;
-  std::unique_ptr<GraphExecutor> exec;
+  std::optional<sorun::Model> model;  // sorun:: (Model() below picks a synthetic model)
+  std::optional<Executor> exec;
 };
 
 Ready LoadToReady(const std::string& path, bool verify) {
-  LoadOptions options;
+  RuntimeOptions options;
   options.verify_checksum = verify;
-  auto model = Load(path, options);
+  auto model = sorun::Model::Load(path, options);
   if (!model.ok()) Die(model.status());
-  auto exec = CreateExecutor(*model, {CpuDevice()});
+  auto exec = model->NewExecutor();
   if (!exec.ok()) Die(exec.status());
   return Ready{std::move(*model), std::move(*exec)};
 }

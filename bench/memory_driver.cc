@@ -4,13 +4,16 @@
 //   memory_driver --model M.so [--executors N] [--verify 0|1] [--hold FILE] [--label NAME]
 //
 // Stages (RSS, peak RSS = VmHWM, RssAnon, RssFile, PSS; bench/process_stats.h): after Initialize
-// (baseline), after Load, after CreateExecutor, after the first run (inputs zero-filled). Targets:
+// (baseline), after Model::Load, after NewExecutor, after the first run (inputs zero-filled). A
+// parameter counts as in place when its data lies in the model file's own mapping (/proc/self/maps),
+// as copied otherwise; both are read after every measurement. Targets:
 //   peak RSS after load + first run <= params + activations + 32 MiB           ("peak_ok")
 //   with --executors N (1, 2, 4, 8 ... up to N from one load, each created and run once):
 //   RSS growth per extra executor <= its activations + 1 MiB                   ("per_extra_ok")
 // --hold FILE: after the run, create FILE.ready.<pid> and wait until FILE exists before the final
 // reading, so several processes can be measured while all of them map the model (PSS divides the
 // shared weight pages among them).
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -69,17 +72,18 @@ Args Parse(int argc, char** argv) {
 
 // Zero-fills every user input (not the bound parameters) and runs once. The zero tensors are made once
 // and reused for every executor, so that the driver's own buffers do not count as executor growth.
-void RunOnce(GraphExecutor& e) {
-  static std::map<std::string, Tensor>* zeros = new std::map<std::string, Tensor>();
-  for (const TensorInfo& in : e.InputInfo(/*include_params=*/false)) {
+void RunOnce(Executor& e) {
+  static std::map<std::string, NDArray>* zeros = new std::map<std::string, NDArray>();
+  for (const TensorInfo& in : e.inputs()) {
+    if (in.is_param) continue;
     auto it = zeros->find(in.name);
     if (it == zeros->end()) {
-      auto t = Tensor::Empty(in.shape, in.dtype, CpuDevice());
+      auto t = NDArray::Empty(in.shape, in.dtype);
       if (!t.ok()) Die(t.status().ToString());
       std::memset(t->data(), 0, static_cast<size_t>(t->nbytes()));
       it = zeros->emplace(in.name, *t).first;
     }
-    Status s = e.SetInput(in.name, *it->second.dl());
+    Status s = e.SetInput(in.name, it->second.dl());
     if (!s.ok()) Die(s.ToString());
   }
   Status s = e.Run();
@@ -97,45 +101,33 @@ int main(int argc, char** argv) {
   ProcessMemory baseline = bench::ReadProcessMemory();
 
   auto t0 = std::chrono::steady_clock::now();
-  LoadOptions options;
+  RuntimeOptions options;
   options.verify_checksum = args.verify;
-  auto model = Load(args.model, options);
+  auto model = Model::Load(args.model, options);
   if (!model.ok()) Die(model.status().ToString());
   ProcessMemory after_load = bench::ReadProcessMemory();
-  auto factory = GetFactory(*model);
-  if (!factory.ok()) Die(factory.status().ToString());
-  uint64_t param_bytes = 0, copied_bytes = 0, copied = 0, in_place = 0;
-  for (const auto& kv : (*factory)->weights()->params()) {
-    param_bytes += kv.second.nbytes();
-    if (kv.second.node()->read_only) {
-      ++in_place;
-    } else {
-      ++copied;
-      copied_bytes += kv.second.nbytes();
-    }
-  }
 
-  std::vector<std::unique_ptr<GraphExecutor>> execs;
-  auto first = CreateExecutor(*model, {CpuDevice()});
+  std::vector<Executor> execs;
+  auto first = model->NewExecutor();
   if (!first.ok()) Die(first.status().ToString());
   execs.push_back(std::move(*first));
   double ready_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ProcessMemory after_create = bench::ReadProcessMemory();
-  RunOnce(*execs[0]);
+  RunOnce(execs[0]);
   ProcessMemory after_run = bench::ReadProcessMemory();
-  const MemoryPlan& plan = execs[0]->memory_plan();
-  const uint64_t activation_bytes = plan.total_activation_bytes();
-  uint64_t workspace_bytes = 0;
-  for (const auto& d : plan.devices) workspace_bytes += d.workspace_bytes;
-  const uint64_t limit = param_bytes + activation_bytes + (32ull << 20);
+  uint64_t activation_bytes = 0, workspace_bytes = 0;
+  for (const DeviceMemory& d : execs[0].Memory()) {
+    activation_bytes += d.activation_bytes;
+    workspace_bytes += d.workspace_bytes;
+  }
 
   // More executors from the same load.
   std::string scaling;
   uint64_t worst_extra = 0;
   for (int n = 2; n <= args.executors; ++n) {
-    auto e = CreateExecutor(*model, {CpuDevice()});
+    auto e = model->NewExecutor();
     if (!e.ok()) Die(e.status().ToString());
-    RunOnce(**e);
+    RunOnce(*e);
     execs.push_back(std::move(*e));
     if ((n & (n - 1)) == 0 || n == args.executors) {
       ProcessMemory m = bench::ReadProcessMemory();
@@ -155,6 +147,25 @@ int main(int argc, char** argv) {
     while (access(args.hold.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     held = bench::ReadProcessMemory();
   }
+
+  // Where each parameter's data lives, read after every measurement (reading /proc allocates).
+  uint64_t param_bytes = 0, copied_bytes = 0, copied = 0, in_place = 0;
+  char* model_file = realpath(args.model.c_str(), nullptr);
+  const std::string model_path = model_file != nullptr ? model_file : args.model;
+  std::free(model_file);
+  for (size_t i = 0; i < execs[0].inputs().size(); ++i) {
+    if (!execs[0].inputs()[i].is_param) continue;
+    auto weight = execs[0].GetInput(static_cast<int>(i));  // the shared weight itself
+    if (!weight.ok()) Die(weight.status().ToString());
+    param_bytes += weight->nbytes();
+    if (bench::MappedFileAt(weight->data()) == model_path) {
+      ++in_place;
+    } else {
+      ++copied;
+      copied_bytes += weight->nbytes();
+    }
+  }
+  const uint64_t limit = param_bytes + activation_bytes + (32ull << 20);
 
   const uint64_t peak = after_run.hwm;
   std::printf("{\"label\":\"%s\",\"model\":\"%s\",\"verify\":%d,\"params_mib\":%.3f,\"params_in_place\":%llu,"

@@ -1,7 +1,8 @@
 // Memory of the calling process as the kernel accounts it, for the memory benchmarks: /proc/self/status
 // (VmRSS, VmHWM = peak RSS, RssAnon, RssFile), /proc/self/smaps_rollup (Pss: shared pages divided by
-// the number of processes mapping them), getrusage (ru_maxrss, minor/major faults). Values in bytes;
-// 0 when the kernel does not report one. Header-only; thread-safe.
+// the number of processes mapping them), getrusage (ru_maxrss, minor/major faults), and which file a
+// mapping shows (/proc/self/maps). Values in bytes; 0 when the kernel does not report one.
+// Header-only; thread-safe.
 #ifndef SORUN_BENCH_PROCESS_STATS_H_
 #define SORUN_BENCH_PROCESS_STATS_H_
 
@@ -70,6 +71,27 @@ inline bool ResetPeakRss() {
 
 // MemAvailable of the machine (/proc/meminfo).
 inline uint64_t MemAvailableBytes() { return ReadProcKb("/proc/meminfo", "MemAvailable"); }
+
+// The file mapped at `address` (/proc/self/maps pathname), or "" for anonymous memory / no mapping.
+inline std::string MappedFileAt(const void* address) {
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  if (f == nullptr) return "";
+  const unsigned long long a = reinterpret_cast<uintptr_t>(address);
+  char line[4352];
+  std::string path;
+  while (std::fgets(line, sizeof(line), f)) {
+    unsigned long long begin = 0, end = 0;
+    int name_at = 0;
+    if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &begin, &end, &name_at) < 2) continue;
+    if (a < begin || a >= end) continue;
+    path = line + name_at;
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    if (!path.empty() && path[0] != '/') path.clear();  // [heap], [stack], [anon:...]
+    break;
+  }
+  std::fclose(f);
+  return path;
+}
 
 inline double MiB(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "format/binary_reader.h"
 #include "base/file_util.h"
+#include "format/elf_struct.h"
 
 namespace sorun {
 namespace {
@@ -14,10 +14,6 @@ namespace {
 Status Bad(const std::string& path, const std::string& why) {
   return DataLoss(path + ": not a loadable shared library: " + why);
 }
-
-uint16_t U16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t U32(const uint8_t* p) { return static_cast<uint32_t>(U16(p)) | (static_cast<uint32_t>(U16(p + 2)) << 16); }
-uint64_t U64(const uint8_t* p) { return static_cast<uint64_t>(U32(p)) | (static_cast<uint64_t>(U32(p + 4)) << 32); }
 
 }  // namespace
 
@@ -31,7 +27,7 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   if (data[EI_CLASS] != ELFCLASS64) return Bad(path, "not a 64-bit ELF file");
   if (data[EI_DATA] != ELFDATA2LSB) return Bad(path, "not a little-endian ELF file");
   Elf64_Ehdr eh;
-  std::memcpy(&eh, data, sizeof(eh));
+  CopyElfStruct(data, size, 0, &eh);  // fits: checked above
   if (eh.e_type != ET_DYN) return Bad(path, "ELF type " + std::to_string(eh.e_type) + " is not a shared object (ET_DYN)");
 #if defined(__x86_64__)
   const uint16_t machine = EM_X86_64;
@@ -64,10 +60,11 @@ std::optional<uint64_t> ElfDynamicFacts::FileOffset(uint64_t vaddr, uint64_t len
 
 StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, const std::string& path) {
   ElfDynamicFacts facts;
-  if (size < sizeof(Elf64_Ehdr)) return Bad(path, "the file is shorter than an ELF header");
-  const uint64_t phoff = U64(data + 32);
-  const uint16_t phentsize = U16(data + 54);
-  const uint16_t phnum = U16(data + 56);
+  Elf64_Ehdr eh;
+  if (!CopyElfStruct(data, size, 0, &eh)) return Bad(path, "the file is shorter than an ELF header");
+  const uint64_t phoff = eh.e_phoff;
+  const uint16_t phentsize = eh.e_phentsize;
+  const uint16_t phnum = eh.e_phnum;
   if (phnum == 0) return facts;
   if (phentsize < sizeof(Elf64_Phdr)) {
     return Bad(path, "e_phentsize " + std::to_string(phentsize) + " is smaller than an Elf64_Phdr (56 bytes)");
@@ -76,23 +73,17 @@ StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, 
     return Bad(path, "program header table (byte " + std::to_string(phoff) + ", " + std::to_string(phnum) +
                          " entries) lies past the end of the " + std::to_string(size) + "-byte file (truncated?)");
   }
-  const ElfProgramHeader* dynamic = nullptr;
+  size_t dynamic = 0;
+  bool found_dynamic = false;
   facts.headers.reserve(phnum);
   for (uint32_t i = 0; i < phnum; ++i) {
     const uint64_t at = phoff + static_cast<uint64_t>(i) * phentsize;
-    const uint8_t* h = data + at;
-    ElfProgramHeader p;
-    p.index = i;
-    p.header_offset = at;
-    p.type = U32(h);
-    p.flags = U32(h + 4);
-    p.offset = U64(h + 8);
-    p.vaddr = U64(h + 16);
-    p.filesz = U64(h + 32);
-    p.memsz = U64(h + 40);
+    Elf64_Phdr h;
+    CopyElfStruct(data, size, at, &h);  // inside the table, checked above
+    const ElfProgramHeader p = ElfProgramHeader::FromElf64(h, i, at);
     facts.headers.push_back(p);
     if (p.type != PT_LOAD && p.type != PT_DYNAMIC) continue;
-    if (p.offset > size || p.filesz > size - p.offset) {
+    if (!ElfRangeFits(p.offset, p.filesz, size)) {
       return Bad(path, std::string(p.type == PT_LOAD ? "segment" : "dynamic section") + " " + std::to_string(i) +
                            " (program header at byte " + std::to_string(at) + ") needs file bytes " +
                            std::to_string(p.offset) + " + " + std::to_string(p.filesz) + " but the file has " +
@@ -101,18 +92,27 @@ StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, 
     if (p.type == PT_LOAD && p.filesz > p.memsz) {
       return Bad(path, "segment " + std::to_string(i) + " has p_filesz > p_memsz");
     }
-    if (p.type == PT_DYNAMIC && dynamic == nullptr) dynamic = &facts.headers.back();
+    if (p.type == PT_DYNAMIC && !found_dynamic) {
+      found_dynamic = true;
+      dynamic = facts.headers.size() - 1;
+    }
   }
-  if (dynamic == nullptr) return facts;
+  if (!found_dynamic) return facts;
   facts.has_dynamic = true;
   // Addresses the loader dereferences must be backed by file bytes of a loaded segment.
-  const uint64_t dyn_offset = dynamic->offset;
-  const size_t count = static_cast<size_t>(dynamic->filesz / sizeof(Elf64_Dyn));
+  const uint64_t dyn_offset = facts.headers[dynamic].offset;
+  const size_t count = static_cast<size_t>(facts.headers[dynamic].filesz / sizeof(Elf64_Dyn));
   for (size_t i = 0; i < count; ++i) {
-    const uint8_t* d = data + dyn_offset + i * sizeof(Elf64_Dyn);
-    const int64_t tag = static_cast<int64_t>(U64(d));
-    const uint64_t value = U64(d + 8);
-    if (tag == DT_NULL) break;
+    const uint64_t at = dyn_offset + i * sizeof(Elf64_Dyn);
+    Elf64_Dyn d;
+    CopyElfStruct(data, size, at, &d);  // inside the PT_DYNAMIC range, checked above
+    facts.dynamic_entries.push_back(d);
+    const int64_t tag = d.d_tag;
+    const uint64_t value = d.d_un.d_val;
+    if (tag == DT_NULL) {
+      facts.dynamic_terminated = true;
+      break;
+    }
     uint64_t* field = nullptr;
     switch (tag) {
       case DT_STRTAB: field = &facts.strtab; break;
@@ -133,8 +133,7 @@ StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, 
       case DT_JMPREL:
         if (!facts.FileOffset(value, 1)) {
           return Bad(path, "dynamic entry " + std::to_string(i) + " (tag " + std::to_string(tag) + ", byte " +
-                               std::to_string(dyn_offset + i * sizeof(Elf64_Dyn)) +
-                               ") points outside the file's loaded segments");
+                               std::to_string(at) + ") points outside the file's loaded segments");
         }
         break;
       default:

@@ -19,19 +19,29 @@
 #include <vector>
 
 #include "base/status.h"
+#include "format/elf_struct.h"
 
 namespace sorun {
 
-// One program header (Elf64_Phdr) as stored.
+// One program header (an <elf.h> Elf64_Phdr) as stored, with where it is.
 struct ElfProgramHeader {
   uint32_t index = 0;          // position in the program header table
   uint64_t header_offset = 0;  // file offset of the header
-  uint32_t type = 0;           // p_type (PT_LOAD = 1, PT_DYNAMIC = 2, ...)
-  uint32_t flags = 0;          // p_flags (PF_R = 4, PF_W = 2, PF_X = 1)
+  uint32_t type = 0;           // p_type (PT_LOAD, PT_DYNAMIC, ...)
+  uint32_t flags = 0;          // p_flags (PF_R, PF_W, PF_X)
   uint64_t offset = 0;         // p_offset
   uint64_t vaddr = 0;          // p_vaddr
+  uint64_t paddr = 0;          // p_paddr
   uint64_t filesz = 0;         // p_filesz
   uint64_t memsz = 0;          // p_memsz
+  uint64_t align = 0;          // p_align
+
+  // From the header as stored, and back (the blob injector writes headers).
+  static ElfProgramHeader FromElf64(const Elf64_Phdr& h, uint32_t index, uint64_t header_offset) {
+    return ElfProgramHeader{index,      header_offset, h.p_type,   h.p_flags, h.p_offset,
+                            h.p_vaddr,  h.p_paddr,     h.p_filesz, h.p_memsz, h.p_align};
+  }
+  Elf64_Phdr ToElf64() const { return Elf64_Phdr{type, flags, offset, vaddr, paddr, filesz, memsz, align}; }
 };
 
 // The program headers of an ELF64 little-endian image and the dynamic-section entries the loader
@@ -41,6 +51,10 @@ struct ElfProgramHeader {
 struct ElfDynamicFacts {
   std::vector<ElfProgramHeader> headers;  // every program header, in table order
   bool has_dynamic = false;               // a PT_DYNAMIC header exists
+  // The entries of the first PT_DYNAMIC, in order, up to and including the first DT_NULL (all of its
+  // whole 16-byte slots when none terminates it: `dynamic_terminated` false).
+  std::vector<Elf64_Dyn> dynamic_entries;
+  bool dynamic_terminated = false;
   // d_val / d_ptr of the first DT_STRTAB, DT_STRSZ, DT_SYMTAB, DT_SYMENT, DT_HASH, DT_GNU_HASH; 0
   // when the tag is absent.
   uint64_t strtab = 0, strsz = 0, symtab = 0, syment = 0, hash = 0, gnu_hash = 0;

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 
 namespace sorun {
 namespace fuzz {

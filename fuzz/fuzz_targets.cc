@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "fuzz/fuzz_common.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_executor.h"

@@ -37,7 +37,7 @@
 #include <string_view>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_targets.h"
 #include "format/elf_preflight.h"

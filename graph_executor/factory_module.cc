@@ -49,7 +49,10 @@ std::pair<uintptr_t, uintptr_t> CopyAndReleaseSource(uint8_t* dst, const uint8_t
   return {first, released};
 }
 
-StatusOr<std::vector<DLDevice>> DevicesFromArgs(const PackedArgs& args, int first) {
+}  // namespace
+
+StatusOr<std::vector<DLDevice>> DevicesFromPackedArgs(const PackedArgs& args, int first, std::string_view fn_name) {
+  const std::string prefix = std::string(fn_name) + ": ";
   std::vector<DLDevice> devices;
   for (int i = first; i < args.size(); ++i) {
     if (args.code(i) == kTVMDLDevice) {
@@ -57,20 +60,18 @@ StatusOr<std::vector<DLDevice>> DevicesFromArgs(const PackedArgs& args, int firs
     } else {
       // Also accept (device_type, device_id) integer pairs.
       SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(i));
-      if (i + 1 >= args.size()) return InvalidArgument("device type without a device id");
+      if (i + 1 >= args.size()) return InvalidArgument(prefix + "device type without a device id");
       SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(i + 1));
       if (!IsDLDeviceTypeValue(type)) {
-        return InvalidArgument("device type " + std::to_string(type) + " is not a DLPack device type");
+        return InvalidArgument(prefix + "device type " + std::to_string(type) + " is not a DLPack device type");
       }
       devices.push_back(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
       ++i;
     }
   }
-  if (devices.empty()) return InvalidArgument("no device given");
+  if (devices.empty()) return InvalidArgument(prefix + "no device given");
   return devices;
 }
-
-}  // namespace
 
 Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayload* out) {
   std::string_view json;
@@ -169,7 +170,7 @@ PackedFunc GraphExecutorFactoryNode::GetFunction(std::string_view name, const Ob
   };
   if (name == module_name_) {
     return make([f](PackedArgs args, Value* ret) -> Status {
-      SORUN_ASSIGN_OR_RETURN(std::vector<DLDevice> devices, DevicesFromArgs(args, 0));
+      SORUN_ASSIGN_OR_RETURN(std::vector<DLDevice> devices, DevicesFromPackedArgs(args, 0, f->module_name_));
       SORUN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> e, f->CreateExecutor(devices));
       *ret = Value::FromModule(MakeGraphExecutorModule(std::move(e)));
       return Status::Ok();
@@ -183,7 +184,7 @@ PackedFunc GraphExecutorFactoryNode::GetFunction(std::string_view name, const Ob
         return InvalidArgument("debug_create: module name '" + std::string(module_name) + "' is not '" +
                                f->module_name_ + "'");
       }
-      SORUN_ASSIGN_OR_RETURN(std::vector<DLDevice> devices, DevicesFromArgs(args, 1));
+      SORUN_ASSIGN_OR_RETURN(std::vector<DLDevice> devices, DevicesFromPackedArgs(args, 1, "debug_create"));
       SORUN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> e, f->CreateExecutor(devices));
       *ret = Value::FromModule(MakeGraphExecutorModule(std::move(e)));
       return Status::Ok();

@@ -1,5 +1,5 @@
 // GraphExecutorFactoryNode: TVM's GraphExecutorFactory module, the root of a packed model
-// (docs/format.md section 7). It owns the graph JSON (parsed and validated once), ONE read-only copy
+// (FORMAT.md section 7). It owns the graph JSON (parsed and validated once), ONE read-only copy
 // of the weights and the module name; its first import is the kernel library. Calling the function
 // named `module_name` ("default") with devices creates a GraphExecutor that uses the shared weights
 // in place: N executors cost N activation pools, not N copies of the weights (unlike TVM, creating
@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph_executor/graph_executor.h"
@@ -39,6 +40,12 @@ struct FactoryPayload {
 // source pages in the mapped file are released as the copy passes them, so the peak is the copy plus
 // one chunk); without, only headers are read (inspection).
 Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayload* out);
+
+// The device list of a packed call, from argument `first` on: DLDevice values and (device_type,
+// device_id) integer pairs, in any mix (TVM passes either). InvalidArgument "<fn_name>: ..." for a
+// type without an id, a value that is not a DLPack device type, or no device at all. The one parser
+// of device arguments (the factory's create functions, tvm.graph_executor.create).
+StatusOr<std::vector<DLDevice>> DevicesFromPackedArgs(const PackedArgs& args, int first, std::string_view fn_name);
 
 class GraphExecutorFactoryNode final : public ModuleNode {
  public:

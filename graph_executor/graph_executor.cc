@@ -56,7 +56,8 @@ GraphExecutor::~GraphExecutor() = default;
 
 StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<const GraphSpec> graph,
                                                                Module kernel_lib, std::vector<DLDevice> devices,
-                                                               ObjectPtr<SharedWeights> weights) {
+                                                               ObjectPtr<SharedWeights> weights,
+                                                               std::shared_ptr<ThreadPool> thread_pool) {
   if (!graph) return InvalidArgument("GraphExecutor::Create: null graph");
   if (!kernel_lib.defined()) return InvalidArgument("GraphExecutor::Create: null kernel library module");
   if (devices.empty()) return InvalidArgument("GraphExecutor::Create: no device given");
@@ -66,6 +67,7 @@ StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<c
   e->lib_ = std::move(kernel_lib);
   e->devices_ = std::move(devices);
   e->weights_ = std::move(weights);
+  e->thread_pool_ = std::move(thread_pool);
   SORUN_RETURN_IF_ERROR(e->Init());
   return e;
 }
@@ -110,8 +112,9 @@ Status GraphExecutor::Init() {
   }
   SORUN_RETURN_IF_ERROR(SetupStorage());
   SORUN_RETURN_IF_ERROR(SetupSteps());
-  // Start the worker threads now rather than inside the first run (kernels launch parallel loops).
-  ThreadPool::Global();
+  // Start the worker threads now rather than inside the first run (kernels launch parallel loops); an
+  // own pool started its workers when it was made.
+  if (!thread_pool_) ThreadPool::Global();
   return Status::Ok();
 }
 
@@ -276,6 +279,7 @@ void PopulatePages(void* data, uint64_t bytes, bool write) {
 
 Status GraphExecutor::Warmup() {
   SORUN_EXCLUSIVE();
+  ThreadPool::Scope pool_scope(thread_pool_.get());
   for (size_t p = 0; p < pools_.size(); ++p) {
     const Tensor& pool = pools_[p];
     if (!pool.defined() || pool.device().device_type != kDLCPU) continue;
@@ -293,6 +297,7 @@ Status GraphExecutor::Warmup() {
 
 Status GraphExecutor::Run() {
   SORUN_EXCLUSIVE();
+  ThreadPool::Scope pool_scope(thread_pool_.get());
   TVMValue* values = arg_values_.data();
   int* codes = arg_codes_.data();
   for (const Step& s : steps_) {
@@ -328,6 +333,7 @@ StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
   if (repeat < 1) return InvalidArgument("Profile: repeat must be at least 1");
   SORUN_RETURN_IF_ERROR(Run());
   SORUN_EXCLUSIVE();
+  ThreadPool::Scope pool_scope(thread_pool_.get());
   std::vector<NodeProfile> out;
   for (const Step& s : steps_) {
     NodeProfile p;
@@ -571,25 +577,39 @@ Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view p
   return Status::Ok();
 }
 
-std::vector<TensorInfo> GraphExecutor::InputInfo(bool include_params) const {
+std::vector<TensorInfo> DescribeGraphInputs(const GraphSpec& graph, const SharedWeights* weights) {
   std::vector<TensorInfo> out;
-  for (size_t i = 0; i < input_entries_.size(); ++i) {
-    uint32_t eid = input_entries_[i];
-    bool is_param = bound_param_[eid] != 0;
-    if (!include_params && (is_param || loaded_param_[i].load(std::memory_order_relaxed))) continue;
-    out.push_back(TensorInfo{graph_->nodes[graph_->arg_nodes[i]].name, graph_->shape[eid], graph_->dltype[eid], is_param});
+  out.reserve(graph.arg_nodes.size());
+  for (uint32_t nid : graph.arg_nodes) {
+    const std::string& name = graph.nodes[nid].name;
+    const uint32_t eid = graph.entry_id(nid, 0);
+    out.push_back(TensorInfo{name, graph.shape[eid], graph.dltype[eid], weights != nullptr && weights->Find(name) != nullptr});
   }
   return out;
 }
 
-std::vector<TensorInfo> GraphExecutor::OutputInfo() const {
+std::vector<TensorInfo> DescribeGraphOutputs(const GraphSpec& graph) {
   std::vector<TensorInfo> out;
-  for (size_t i = 0; i < output_entries_.size(); ++i) {
-    uint32_t eid = output_entries_[i];
-    const GraphEntryRef& h = graph_->heads[i];
-    out.push_back(TensorInfo{graph_->nodes[h.node_id].name, graph_->shape[eid], graph_->dltype[eid], false});
+  out.reserve(graph.heads.size());
+  for (const GraphEntryRef& h : graph.heads) {
+    const uint32_t eid = graph.entry_id(h);
+    out.push_back(TensorInfo{graph.nodes[h.node_id].name, graph.shape[eid], graph.dltype[eid], false});
   }
   return out;
 }
+
+std::vector<TensorInfo> GraphExecutor::InputInfo(bool include_params) const {
+  // is_param is the executor's binding rule (SetupStorage binds exactly the inputs the weights name).
+  std::vector<TensorInfo> all = DescribeGraphInputs(*graph_, weights_.get());
+  if (include_params) return all;
+  std::vector<TensorInfo> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].is_param || loaded_param_[i].load(std::memory_order_relaxed)) continue;
+    out.push_back(std::move(all[i]));
+  }
+  return out;
+}
+
+std::vector<TensorInfo> GraphExecutor::OutputInfo() const { return DescribeGraphOutputs(*graph_); }
 
 }  // namespace sorun

@@ -5,7 +5,7 @@
 // operator and every kernel resolved (a missing kernel is an error naming node and function). Run()
 // is then a tight loop over compiled C entry points: no allocation, lookup or locking.
 //
-// Semantics follow TVM's graph executor (docs/format.md section 6) with stricter checks: an unknown
+// Semantics follow TVM's graph executor (FORMAT.md section 6) with stricter checks: an unknown
 // input name is an error, set_input checks shape and dtype, and writing a shared parameter copies it
 // into executor-private memory first (copy-on-write) so other executors never see the change.
 //
@@ -16,6 +16,10 @@
 // InputInfo, OutputInfo, memory_plan) is fixed at Create or atomic and may be read from any thread.
 // Many executors (e.g. one per thread, all from one factory) run concurrently. Tensors passed to the zero-copy calls must stay alive and
 // unchanged in shape while bound.
+//
+// Parallel kernels (TVMBackendParallelLaunch) run on the executor's own thread pool when it was
+// created with one (Run, Profile and Warmup enter it with a ThreadPool::Scope), else on the
+// process-wide ThreadPool::Global().
 #ifndef SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_H_
 #define SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_H_
 
@@ -26,38 +30,31 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/executor_types.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
 #include "graph_executor/shared_weights.h"
 #include "runtime/module.h"
 #include "base/status.h"
 #include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
 
 namespace sorun {
 
-// Name, shape and dtype of a graph input or output.
-struct TensorInfo {
-  std::string name;
-  std::vector<int64_t> shape;
-  DLDataType dtype{kDLFloat, 32, 1};
-  bool is_param = false;  // bound from the factory's weights
-};
-
-// Time spent in one operator (Profile).
-struct NodeProfile {
-  uint32_t node_id = 0;
-  std::string name;
-  std::string func_name;
-  double mean_us = 0;
-  double min_us = 0;
-};
+// Inputs (the graph's arg_nodes, parameters included: is_param when `weights` has the name) and
+// outputs of `graph`, read without an executor. `weights` may be null.
+std::vector<TensorInfo> DescribeGraphInputs(const GraphSpec& graph, const SharedWeights* weights);
+std::vector<TensorInfo> DescribeGraphOutputs(const GraphSpec& graph);
 
 class GraphExecutor {
  public:
   // `weights` may be null (no parameters bound; e.g. the three-file path before load_params).
+  // `thread_pool`: the pool this executor's parallel kernels use (shared with the caller, kept alive
+  // here); null: ThreadPool::Global().
   static StatusOr<std::unique_ptr<GraphExecutor>> Create(std::shared_ptr<const GraphSpec> graph, Module kernel_lib,
                                                          std::vector<DLDevice> devices,
-                                                         ObjectPtr<SharedWeights> weights);
+                                                         ObjectPtr<SharedWeights> weights,
+                                                         std::shared_ptr<ThreadPool> thread_pool = nullptr);
   ~GraphExecutor();
   GraphExecutor(const GraphExecutor&) = delete;
   GraphExecutor& operator=(const GraphExecutor&) = delete;
@@ -65,6 +62,10 @@ class GraphExecutor {
   const GraphSpec& graph() const { return *graph_; }
   const std::vector<DLDevice>& devices() const { return devices_; }
   const Module& kernel_library() const { return lib_; }
+  // The executor's own pool, or null when it uses ThreadPool::Global().
+  const std::shared_ptr<ThreadPool>& thread_pool() const { return thread_pool_; }
+  // Threads of the pool its parallel kernels use.
+  int num_threads() const { return thread_pool_ ? thread_pool_->num_threads() : ThreadPool::Global().num_threads(); }
   // The memory plan (a copy); CPU workspace is the largest workspace a run has reserved so far.
   // Safe to call while another thread runs the executor (the plan itself never changes).
   MemoryPlan memory_plan() const;
@@ -103,7 +104,7 @@ class GraphExecutor {
   // Times each operator: runs the graph once, then each operator `repeat` times on its own.
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
 
-  // load_params: params-file bytes (docs/format.md section 5.2); each tensor is copied into its
+  // load_params: params-file bytes (FORMAT.md section 5.2); each tensor is copied into its
   // input. A name that is not an input of this graph is an error (alignment pads excepted).
   Status LoadParams(std::string_view params_bytes);
   // share_params: inputs named in `params_bytes` alias `other`'s tensors for them (no copy).
@@ -135,6 +136,7 @@ class GraphExecutor {
   Module lib_;
   std::vector<DLDevice> devices_;
   ObjectPtr<SharedWeights> weights_;
+  std::shared_ptr<ThreadPool> thread_pool_;  // null: ThreadPool::Global()
   MemoryPlan plan_;
 
   std::vector<Tensor> pools_;        // per plan pool; undefined for weights-only pools

@@ -193,25 +193,32 @@ std::string TensorInfoToJson(const std::vector<TensorInfo>& infos) {
   return buf.GetString();
 }
 
+void WriteMemoryPlanJson(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::vector<DeviceMemory>& devices,
+                         bool with_workspace) {
+  w.StartArray();
+  for (const DeviceMemory& d : devices) {
+    w.StartObject();
+    w.Key("device");
+    w.String(DeviceToString(d.device).c_str());
+    w.Key("param_bytes");
+    w.Uint64(d.weight_bytes);
+    w.Key("activation_bytes");
+    w.Uint64(d.activation_bytes);
+    if (with_workspace) {
+      w.Key("workspace_bytes");
+      w.Uint64(d.workspace_bytes);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 std::string MemoryPlanToJson(const MemoryPlan& plan) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   w.Key("devices");
-  w.StartArray();
-  for (const DeviceMemory& d : plan.devices) {
-    w.StartObject();
-    w.Key("device");
-    w.String(DeviceToString(d.device).c_str());
-    w.Key("weight_bytes");
-    w.Uint64(d.weight_bytes);
-    w.Key("activation_bytes");
-    w.Uint64(d.activation_bytes);
-    w.Key("workspace_bytes");
-    w.Uint64(d.workspace_bytes);
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteMemoryPlanJson(w, plan.devices, /*with_workspace=*/true);
   w.EndObject();
   return buf.GetString();
 }

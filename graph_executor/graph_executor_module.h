@@ -7,7 +7,11 @@
 #ifndef SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_MODULE_H_
 #define SORUN_GRAPH_EXECUTOR_GRAPH_EXECUTOR_MODULE_H_
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <memory>
+#include <vector>
 
 #include "graph_executor/graph_executor.h"
 #include "runtime/module.h"
@@ -32,7 +36,12 @@ GraphExecutor* AsGraphExecutor(const Module& module);
 
 // {"shape": {"name": [dims]}, "dtype": {"name": "float32"}} (TVM's get_input_info layout).
 std::string TensorInfoToJson(const std::vector<TensorInfo>& infos);
-// The memory plan as JSON: {"devices": [{"device", "weight_bytes", "activation_bytes", "workspace_bytes"}]}.
+// The one JSON form of a memory plan's devices (get_memory_plan, `sorun inspect --json`, `sorun bench
+// --json`): [{"device", "param_bytes", "activation_bytes"[, "workspace_bytes"]}], written to `w`.
+// Workspace bytes are measured by running, so callers that have not run leave `with_workspace` false.
+void WriteMemoryPlanJson(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::vector<DeviceMemory>& devices,
+                         bool with_workspace);
+// The memory plan as JSON: {"devices": WriteMemoryPlanJson(plan.devices, with workspace bytes)}.
 std::string MemoryPlanToJson(const MemoryPlan& plan);
 
 }  // namespace sorun

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/executor_types.h"
 #include "graph_executor/graph_json.h"
 #include "base/status.h"
 
@@ -27,14 +28,6 @@ struct StoragePool {
   std::vector<uint32_t> entries;
   // True when every entry of the pool is a bound parameter: nothing is allocated.
   bool weights_only = false;
-};
-
-// Bytes per device.
-struct DeviceMemory {
-  DLDevice device{kDLCPU, 0};
-  uint64_t weight_bytes = 0;      // shared parameters (once per device, whatever the executor count)
-  uint64_t activation_bytes = 0;  // pools this executor allocates
-  uint64_t workspace_bytes = 0;   // kernel workspace reserved so far (measured; 0 before a run)
 };
 
 struct MemoryPlan {

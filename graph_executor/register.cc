@@ -24,21 +24,9 @@ Status RegisterOnce() {
                              SORUN_RETURN_IF_ERROR(args.ExpectCountAtLeast(4, keys::kGraphExecutorCreate));
                              SORUN_ASSIGN_OR_RETURN(std::string_view json, args.GetStr(0));
                              SORUN_ASSIGN_OR_RETURN(Module lib, args.GetModule(1));
-                             int first = args.code(2) == kTVMPackedFuncHandle ? 3 : 2;
-                             if ((args.size() - first) % 2 != 0) {
-                               return InvalidArgument(std::string(keys::kGraphExecutorCreate) +
-                                                      ": devices must be (device_type, device_id) pairs");
-                             }
-                             std::vector<DLDevice> devices;
-                             for (int i = first; i < args.size(); i += 2) {
-                               SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(i));
-                               SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(i + 1));
-                               if (!IsDLDeviceTypeValue(type)) {
-                                 return InvalidArgument(std::string(keys::kGraphExecutorCreate) + ": device type " +
-                                                        std::to_string(type) + " is not a DLPack device type");
-                               }
-                               devices.push_back(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
-                             }
+                             const int first = args.code(2) == kTVMPackedFuncHandle ? 3 : 2;
+                             SORUN_ASSIGN_OR_RETURN(std::vector<DLDevice> devices,
+                                                    DevicesFromPackedArgs(args, first, keys::kGraphExecutorCreate));
                              SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(json));
                              SORUN_ASSIGN_OR_RETURN(
                                  std::unique_ptr<GraphExecutor> e,

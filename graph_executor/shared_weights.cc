@@ -1,5 +1,9 @@
 #include "graph_executor/shared_weights.h"
 
+#include <map>
+#include <string_view>
+#include <vector>
+
 #include "runtime/data_type.h"
 
 namespace sorun {
@@ -22,20 +26,43 @@ StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, st
   return w;
 }
 
-Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph) const {
-  for (uint32_t nid : graph.arg_nodes) {
-    const std::string& name = graph.nodes[nid].name;
-    const Tensor* w = Find(name);
-    if (w == nullptr) continue;
-    const uint32_t eid = graph.entry_id(nid, 0);
-    if (w->dtype() != graph.dltype[eid] || w->shape() != graph.shape[eid]) {
-      return InvalidArgument((source_.empty() ? "" : source_ + ": ") + "param '" + name + "' is " + w->Describe() +
-                             " but the graph input expects " +
-                             DTypeToString(graph.dltype[eid]) +
+Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSignature>& params,
+                               ParamsOutsideGraph outside, const std::string& source,
+                               const std::string& graph_name) {
+  std::map<std::string_view, uint32_t> inputs;  // name -> entry id
+  for (uint32_t nid : graph.arg_nodes) inputs.emplace(graph.nodes[nid].name, graph.entry_id(nid, 0));
+  const std::string prefix = source.empty() ? "" : source + ": ";
+  for (const ParamSignature& p : params) {
+    auto it = inputs.find(p.name);
+    if (it == inputs.end()) {
+      if (outside == ParamsOutsideGraph::kIgnored) continue;
+      std::string names;
+      for (const auto& kv : inputs) names += (names.empty() ? "" : ", ") + std::string(kv.first);
+      return InvalidArgument(prefix + "param '" + std::string(p.name) + "' is not an input of " + graph_name +
+                             " (inputs: " + names + ")");
+    }
+    const uint32_t eid = it->second;
+    if (p.dtype != graph.dltype[eid] || *p.shape != graph.shape[eid]) {
+      return InvalidArgument(prefix + "param '" + std::string(p.name) + "' is " + DTypeToString(p.dtype) +
+                             ShapeToString(p.shape->data(), static_cast<int>(p.shape->size())) +
+                             (p.device != nullptr ? " on " + DeviceToString(*p.device) : "") +
+                             " but the graph input expects " + DTypeToString(graph.dltype[eid]) +
                              ShapeToString(graph.shape[eid].data(), static_cast<int>(graph.shape[eid].size())));
     }
   }
   return Status::Ok();
+}
+
+Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph, ParamsOutsideGraph outside,
+                                        const std::string& graph_name) const {
+  std::vector<ParamSignature> signatures;
+  std::vector<DLDevice> devices;
+  devices.reserve(params_.size());  // no reallocation: signatures point into it
+  for (const auto& [name, tensor] : params_) {
+    devices.push_back(tensor.device());
+    signatures.push_back(ParamSignature{name, tensor.dtype(), &tensor.shape(), &devices.back()});
+  }
+  return CheckParamsAgainstGraph(graph, signatures, outside, source_, graph_name);
 }
 
 const Tensor* SharedWeights::Find(const std::string& name) const {

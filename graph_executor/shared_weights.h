@@ -8,8 +8,10 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "graph_executor/graph_json.h"
 #include "base/object.h"
@@ -19,15 +21,39 @@
 
 namespace sorun {
 
+// What the params-vs-graph rule does with a param that names no input of the graph: a factory's own
+// params may hold more (alignment pads, unused weights); a params file given beside a graph may not
+// (one for another model is an error).
+enum class ParamsOutsideGraph { kIgnored, kRefused };
+
+// One param as the params-vs-graph rule sees it: a tensor's facts, or a header's read without its
+// data (`sorun inspect`). `shape` must outlive the check; `device` (optional) is named in messages.
+struct ParamSignature {
+  std::string_view name;
+  DLDataType dtype{};
+  const std::vector<int64_t>* shape = nullptr;
+  const DLDevice* device = nullptr;
+};
+
+// The one params-vs-graph rule, for every place params meet a graph (a factory's params, the params
+// file of a three-file deployment, `sorun inspect`): a param named like an input of `graph` has that
+// input's dtype and shape, and with kRefused every param names an input. InvalidArgument
+// "<source>: param 'w' is float32[4, 9] on cpu:0 but the graph input expects float32[4, 8]" or
+// "<source>: param 'x' is not an input of <graph_name> (inputs: a, b)"; `source` may be empty.
+Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSignature>& params,
+                               ParamsOutsideGraph outside, const std::string& source,
+                               const std::string& graph_name = "the graph");
+
 class SharedWeights final : public Object {
  public:
   // `params`: CPU tensors by name (names unique). `source` names where they came from in errors (the
   // params file of a three-file deployment; empty for a factory's own params).
   static StatusOr<ObjectPtr<SharedWeights>> Create(NamedTensors params, std::string source = {});
 
-  // The one params-vs-graph rule: every weight named like an input of `graph` has that input's dtype
-  // and shape. The error names the param and `source`.
-  Status CheckAgainstGraph(const GraphSpec& graph) const;
+  // CheckParamsAgainstGraph over these weights, `source` naming them. A three-file deployment
+  // refuses weights outside the graph: CheckAgainstGraph(spec, ParamsOutsideGraph::kRefused, graph_path).
+  Status CheckAgainstGraph(const GraphSpec& graph, ParamsOutsideGraph outside = ParamsOutsideGraph::kIgnored,
+                           const std::string& graph_name = "the graph") const;
 
   // The CPU tensor named `name`, or nullptr.
   const Tensor* Find(const std::string& name) const;

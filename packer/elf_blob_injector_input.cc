@@ -38,43 +38,39 @@ Status Injector::CheckArguments() const {
 }
 
 Status Injector::ReadHeader() {
-  if (image_.type() != elf::kTypeShared) {
+  if (image_.type() != ET_DYN) {
     const uint16_t t = image_.type();
-    const std::string kind = t == elf::kTypeExecutable    ? " (ET_EXEC, an executable)"
-                             : t == elf::kTypeRelocatable ? " (ET_REL, an object file)"
-                             : t == 4                     ? " (ET_CORE, a core dump)"
-                                                          : "";
+    const std::string kind = t == ET_EXEC   ? " (ET_EXEC, an executable)"
+                             : t == ET_REL  ? " (ET_REL, an object file)"
+                             : t == ET_CORE ? " (ET_CORE, a core dump)"
+                                            : "";
     return InvalidArgument(name_ + ": e_type " + std::to_string(t) + kind +
                            " is not a shared library (ET_DYN); only shared libraries can be packed");
   }
   const uint16_t m = image_.machine();
-  if (m != elf::kMachineX86_64 && m != elf::kMachineAarch64 && m != kMachineRiscv) {
+  if (m != EM_X86_64 && m != EM_AARCH64 && m != EM_RISCV) {
     return Unsupported("e_machine " + std::to_string(m) + " (" + image_.MachineName() +
                        "): only x86-64, AArch64 and RISC-V libraries are supported");
   }
-  BinaryReader r(bytes() + 16, elf::kHeaderSize - 16, name_ + ": ELF header", 16);
-  uint16_t phentsize = 0, shentsize = 0;
-  SORUN_RETURN_IF_ERROR(r.Skip(16, "e_type..e_entry"));
-  SORUN_RETURN_IF_ERROR(r.ReadU64(&phoff_));
-  SORUN_RETURN_IF_ERROR(r.ReadU64(&shoff_));
-  SORUN_RETURN_IF_ERROR(r.Skip(6, "e_flags, e_ehsize"));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&phentsize));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&phnum_));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shentsize));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shnum_));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shstrndx_));
+  const Elf64_Ehdr& eh = image_.header();  // read and checked by ElfImage::Parse
+  phoff_ = eh.e_phoff;
+  shoff_ = eh.e_shoff;
+  phnum_ = eh.e_phnum;
+  shnum_ = eh.e_shnum;
+  shstrndx_ = eh.e_shstrndx;
+  const uint16_t phentsize = eh.e_phentsize;
   if (phnum_ == 0) return InvalidArgument(name_ + ": no program headers: not a loadable shared library");
-  if (phnum_ == kPnXnum) return Unsupported("extended program header numbering (e_phnum PN_XNUM)");
-  if (phentsize != elf::kProgramHeaderSize) {
+  if (phnum_ == PN_XNUM) return Unsupported("extended program header numbering (e_phnum PN_XNUM)");
+  if (phentsize != sizeof(Elf64_Phdr)) {
     return Unsupported("e_phentsize " + std::to_string(phentsize) + " (expected 56)");
   }
-  if (phoff_ < elf::kHeaderSize) {
+  if (phoff_ < sizeof(Elf64_Ehdr)) {
     return Unsupported("e_phoff " + std::to_string(phoff_) + ": the program header table overlaps the ELF header");
   }
   if (shoff_ == 0 || image_.sections().empty()) {
     return Unsupported("the file has no section header table (sstrip'ed?); it is needed to find the symbol tables");
   }
-  if (shnum_ == 0 || shstrndx_ == elf::kSymbolExtended) {
+  if (shnum_ == 0 || shstrndx_ == SHN_XINDEX) {
     return Unsupported("extended section numbering (e_shnum 0 or e_shstrndx SHN_XINDEX)");
   }
   if (shstrndx_ == 0) return Unsupported("the file has no section-name table (e_shstrndx 0)");
@@ -82,37 +78,30 @@ Status Injector::ReadHeader() {
 }
 
 Status Injector::ReadProgramHeaders() {
-  // ElfImage::Parse checked that the table lies inside the file.
-  BinaryReader r(bytes() + phoff_, static_cast<size_t>(phnum_) * elf::kProgramHeaderSize,
-                 name_ + ": program header table", phoff_);
-  const ProgramHeader* previous_load = nullptr;
+  // ElfImage::Parse read the table (ReadElfDynamicFacts); e_phentsize is 56 (ReadHeader).
+  phdrs_ = image_.program_headers();
+  const ElfProgramHeader* previous_load = nullptr;
   load_align_ = kMinPageSize;
-  phdrs_.resize(phnum_);
   for (uint16_t i = 0; i < phnum_; ++i) {
-    ProgramHeader& p = phdrs_[i];
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&p.type));
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&p.flags));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.offset));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.vaddr));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.paddr));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.filesz));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.memsz));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&p.align));
-    const uint64_t at = phoff_ + static_cast<uint64_t>(i) * elf::kProgramHeaderSize;
+    const ElfProgramHeader& p = phdrs_[i];
+    const uint64_t at = p.header_offset;
     const std::string label = "program header " + std::to_string(i);
-    if (p.memsz > UINT64_MAX - p.vaddr) return Malformed(at + 16, label, "p_vaddr + p_memsz overflows");
-    if (p.type == kPtInterp) {
+    if (p.memsz > UINT64_MAX - p.vaddr)
+      return Malformed(at + offsetof(Elf64_Phdr, p_vaddr), label, "p_vaddr + p_memsz overflows");
+    if (p.type == PT_INTERP) {
       return InvalidArgument(name_ + ": " + label + " is PT_INTERP: this is an executable, not a shared library");
     }
-    if (p.type == kPtLoad) {
-      if (p.filesz > p.memsz) return Malformed(at + 32, label, "PT_LOAD p_filesz exceeds p_memsz");
-      if (!RangeFits(p.offset, p.filesz, in_.size())) {
-        return Malformed(at + 8, label, "PT_LOAD file range [" + std::to_string(p.offset) + ", +" +
-                                            std::to_string(p.filesz) + ") extends past the end of the file (" +
-                                            std::to_string(in_.size()) + " bytes)");
+    if (p.type == PT_LOAD) {
+      if (p.filesz > p.memsz)
+        return Malformed(at + offsetof(Elf64_Phdr, p_filesz), label, "PT_LOAD p_filesz exceeds p_memsz");
+      if (!ElfRangeFits(p.offset, p.filesz, in_.size())) {
+        return Malformed(at + offsetof(Elf64_Phdr, p_offset), label,
+                         "PT_LOAD file range [" + std::to_string(p.offset) + ", +" + std::to_string(p.filesz) +
+                             ") extends past the end of the file (" + std::to_string(in_.size()) + " bytes)");
       }
       if (p.align > 1 && !IsPowerOfTwo(p.align)) {
-        return Malformed(at + 48, label, "PT_LOAD p_align " + std::to_string(p.align) + " is not a power of two");
+        return Malformed(at + offsetof(Elf64_Phdr, p_align), label,
+                         "PT_LOAD p_align " + std::to_string(p.align) + " is not a power of two");
       }
       if (previous_load != nullptr && p.vaddr < previous_load->vaddr + previous_load->memsz) {
         return Unsupported(label + ": PT_LOAD segments overlap or are not sorted by address");
@@ -120,7 +109,7 @@ Status Injector::ReadProgramHeaders() {
       load_align_ = std::max(load_align_, p.align);
       previous_load = &p;
       last_load_ = i;
-    } else if (p.type == kPtDynamic) {
+    } else if (p.type == PT_DYNAMIC) {
       if (dynamic_ != nullptr) return Unsupported("more than one PT_DYNAMIC");
       dynamic_ = &p;
     }
@@ -134,8 +123,8 @@ Status Injector::ReadProgramHeaders() {
     return Unsupported("PT_LOAD alignment " + HexString(load_align_) + " (more than 1 GiB)");
   }
   // The end of the file bytes that a loader with pages up to load_align_ maps for the segments.
-  for (const ProgramHeader& p : phdrs_) {
-    if (p.type != kPtLoad) continue;
+  for (const ElfProgramHeader& p : phdrs_) {
+    if (p.type != PT_LOAD) continue;
     uint64_t end_in_memory = 0;
     if (!AlignUp(p.vaddr + p.filesz, load_align_, &end_in_memory)) {
       return Malformed(phoff_, "program header table", "PT_LOAD end overflows when page-aligned");
@@ -148,8 +137,8 @@ Status Injector::ReadProgramHeaders() {
 }
 
 bool Injector::FileOffsetOf(uint64_t vaddr, uint64_t size, uint64_t* offset) const {
-  for (const ProgramHeader& p : phdrs_) {
-    if (p.type == kPtLoad && vaddr >= p.vaddr && size <= p.filesz && vaddr - p.vaddr <= p.filesz - size) {
+  for (const ElfProgramHeader& p : phdrs_) {
+    if (p.type == PT_LOAD && vaddr >= p.vaddr && size <= p.filesz && vaddr - p.vaddr <= p.filesz - size) {
       *offset = p.offset + (vaddr - p.vaddr);
       return true;
     }
@@ -158,49 +147,70 @@ bool Injector::FileOffsetOf(uint64_t vaddr, uint64_t size, uint64_t* offset) con
 }
 
 Status Injector::ReadDynamicSection() {
-  const ProgramHeader& d = *dynamic_;
+  const ElfProgramHeader& d = *dynamic_;
   const std::string label = "PT_DYNAMIC";
   uint64_t mapped = 0;
   if (!FileOffsetOf(d.vaddr, d.filesz, &mapped) || mapped != d.offset) {
     return Unsupported("PT_DYNAMIC (file offset " + std::to_string(d.offset) + ", address " + HexString(d.vaddr) +
                        ") is not file-backed at that address by a PT_LOAD");
   }
-  if (d.filesz % kDynEntrySize != 0) {
+  if (d.filesz % sizeof(Elf64_Dyn) != 0) {
     return Malformed(d.offset, label, "p_filesz " + std::to_string(d.filesz) + " is not a multiple of 16");
   }
-  dyn_slots_ = static_cast<size_t>(d.filesz / kDynEntrySize);
-  BinaryReader r(bytes() + d.offset, static_cast<size_t>(d.filesz), name_ + ": dynamic section", d.offset);
-  bool terminated = false;
+  dyn_slots_ = static_cast<size_t>(d.filesz / sizeof(Elf64_Dyn));
+  // ElfImage read the entries of the first (here: only) PT_DYNAMIC, up to DT_NULL.
+  dyn_ = image_.dynamic_entries();
+  const bool terminated = image_.dynamic_terminated();
   int seen_symtab = 0, seen_strtab = 0, seen_strsz = 0, seen_hash = 0, seen_gnu_hash = 0, seen_versym = 0;
-  for (size_t i = 0; i < dyn_slots_ && !terminated; ++i) {
-    DynamicEntry e;
-    SORUN_RETURN_IF_ERROR(r.ReadI64(&e.tag));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&e.value));
-    dyn_.push_back(e);
-    const uint64_t at = d.offset + i * kDynEntrySize;
+  for (size_t i = 0; i < dyn_.size(); ++i) {
+    const int64_t tag = dyn_[i].d_tag;
+    const uint64_t value = dyn_[i].d_un.d_val;
+    const uint64_t at = d.offset + i * sizeof(Elf64_Dyn);
     const std::string entry = "dynamic entry " + std::to_string(i);
-    switch (e.tag) {
-      case kDtNull: terminated = true; break;
-      case kDtSymtab: dt_symtab_ = e.value; ++seen_symtab; break;
-      case kDtStrtab: dt_strtab_ = e.value; ++seen_strtab; break;
-      case kDtStrsz: dt_strsz_ = e.value; ++seen_strsz; break;
-      case kDtHash: dt_hash_ = e.value; has_hash_ = true; ++seen_hash; break;
-      case kDtGnuHash: dt_gnu_hash_ = e.value; has_gnu_hash_ = true; ++seen_gnu_hash; break;
-      case kDtVersym: dt_versym_ = e.value; has_versym_ = true; ++seen_versym; break;
-      case kDtSyment:
-        if (e.value != elf::kSymbolSize) {
-          return Malformed(at + 8, entry, "DT_SYMENT " + std::to_string(e.value) + " (expected 24)");
+    switch (tag) {
+      case DT_NULL: break;
+      case DT_SYMTAB:
+        dt_symtab_ = value;
+        ++seen_symtab;
+        break;
+      case DT_STRTAB:
+        dt_strtab_ = value;
+        ++seen_strtab;
+        break;
+      case DT_STRSZ:
+        dt_strsz_ = value;
+        ++seen_strsz;
+        break;
+      case DT_HASH:
+        dt_hash_ = value;
+        has_hash_ = true;
+        ++seen_hash;
+        break;
+      case DT_GNU_HASH:
+        dt_gnu_hash_ = value;
+        has_gnu_hash_ = true;
+        ++seen_gnu_hash;
+        break;
+      case DT_VERSYM:
+        dt_versym_ = value;
+        has_versym_ = true;
+        ++seen_versym;
+        break;
+      case DT_SYMENT:
+        if (value != sizeof(Elf64_Sym)) {
+          return Malformed(at + offsetof(Elf64_Dyn, d_un), entry,
+                           "DT_SYMENT " + std::to_string(value) + " (expected 24)");
         }
         break;
-      case kDtSymtabShndx: return Unsupported(entry + " is DT_SYMTAB_SHNDX (extended symbol section indices)");
-      case kDtGnuPrelinked:
-      case kDtChecksum:
-      case kDtGnuConflict:
-      case kDtGnuLiblist:
-        return Unsupported(entry + " (tag " + HexString(static_cast<uint64_t>(e.tag)) +
+      case DT_SYMTAB_SHNDX: return Unsupported(entry + " is DT_SYMTAB_SHNDX (extended symbol section indices)");
+      case DT_GNU_PRELINKED:
+      case DT_CHECKSUM:
+      case DT_GNU_CONFLICT:
+      case DT_GNU_LIBLIST:
+        return Unsupported(entry + " (tag " + HexString(static_cast<uint64_t>(tag)) +
                            ") marks a prelinked library; undo it first (prelink -u)");
-      case kDtFlags1:
-        if (e.value & kDf1Pie) {
+      case DT_FLAGS_1:
+        if (value & DF_1_PIE) {
           return InvalidArgument(name_ + ": " + entry + " has DF_1_PIE: this is an executable, not a shared library");
         }
         break;
@@ -235,11 +245,11 @@ StatusOr<uint32_t> Injector::SectionAt(uint64_t address, uint32_t type, const ch
   if (found < 0) return Unsupported(std::string(tag) + " " + HexString(address) + " has no section header");
   const ElfSection& s = image_.sections()[static_cast<size_t>(found)];
   if (s.addr != address) {
-    return Unsupported(std::string(tag) + " is " + HexString(address) + " but " + SectionLabel(s.index) +
-                       " is at " + HexString(s.addr));
+    return Unsupported(std::string(tag) + " is " + HexString(address) + " but " + SectionLabel(s.index) + " is at " +
+                       HexString(s.addr));
   }
   uint64_t offset = 0;
-  if ((s.flags & kShfAlloc) == 0 || !FileOffsetOf(s.addr, s.size, &offset) || offset != s.offset) {
+  if ((s.flags & SHF_ALLOC) == 0 || !FileOffsetOf(s.addr, s.size, &offset) || offset != s.offset) {
     return Unsupported(SectionLabel(s.index) + " (file offset " + std::to_string(s.offset) + ", address " +
                        HexString(s.addr) + ") is not what a PT_LOAD maps at that address");
   }
@@ -247,19 +257,19 @@ StatusOr<uint32_t> Injector::SectionAt(uint64_t address, uint32_t type, const ch
 }
 
 Status Injector::FindTables() {
-  SORUN_ASSIGN_OR_RETURN(dynsym_index_, SectionAt(dt_symtab_, elf::kSectionDynsym, "DT_SYMTAB"));
+  SORUN_ASSIGN_OR_RETURN(dynsym_index_, SectionAt(dt_symtab_, SHT_DYNSYM, "DT_SYMTAB"));
   const ElfSection& dynsym = image_.sections()[dynsym_index_];
   dynsym_count_ = image_.dynamic_symbols().size();  // ElfImage read the first (here: only) SHT_DYNSYM
   if (dynsym_count_ == 0) return Unsupported(SectionLabel(dynsym_index_) + " is empty (not even the null symbol)");
   if (dynsym.info > dynsym_count_) {
-    return Malformed(dynsym.header_offset + kShInfo, "section header " + std::to_string(dynsym_index_),
-                     "sh_info " + std::to_string(dynsym.info) + " exceeds the symbol count " +
-                         std::to_string(dynsym_count_));
+    return Malformed(
+        dynsym.header_offset + offsetof(Elf64_Shdr, sh_info), "section header " + std::to_string(dynsym_index_),
+        "sh_info " + std::to_string(dynsym.info) + " exceeds the symbol count " + std::to_string(dynsym_count_));
   }
   dynstr_index_ = dynsym.link;  // ElfImage checked it is a SHT_STRTAB section
   const ElfSection& dynstr = image_.sections()[dynstr_index_];
   uint64_t offset = 0;
-  if (dynstr.addr != dt_strtab_ || dynstr.size != dt_strsz_ || (dynstr.flags & kShfAlloc) == 0 ||
+  if (dynstr.addr != dt_strtab_ || dynstr.size != dt_strsz_ || (dynstr.flags & SHF_ALLOC) == 0 ||
       !FileOffsetOf(dynstr.addr, dynstr.size, &offset) || offset != dynstr.offset) {
     return Unsupported("DT_STRTAB " + HexString(dt_strtab_) + " / DT_STRSZ " + std::to_string(dt_strsz_) +
                        " do not match " + SectionLabel(dynstr_index_) + " (the .dynsym string table, at " +
@@ -267,22 +277,22 @@ Status Injector::FindTables() {
                        std::to_string(dynstr.offset) + ")");
   }
   if (has_hash_) {
-    SORUN_ASSIGN_OR_RETURN(hash_index_, SectionAt(dt_hash_, kShtHash, "DT_HASH"));
+    SORUN_ASSIGN_OR_RETURN(hash_index_, SectionAt(dt_hash_, SHT_HASH, "DT_HASH"));
   }
   if (has_gnu_hash_) {
-    SORUN_ASSIGN_OR_RETURN(gnu_hash_index_, SectionAt(dt_gnu_hash_, kShtGnuHash, "DT_GNU_HASH"));
+    SORUN_ASSIGN_OR_RETURN(gnu_hash_index_, SectionAt(dt_gnu_hash_, SHT_GNU_HASH, "DT_GNU_HASH"));
   }
   bool versym_section = false, extra_dynsym = false, extra_symtab = false, have_symtab = false;
   for (const ElfSection& s : image_.sections()) {
-    if (s.type == kShtGnuVersym) versym_section = true;
-    if (s.type == elf::kSectionDynsym && s.index != dynsym_index_) extra_dynsym = true;
-    if (s.type == elf::kSectionSymtab) {
+    if (s.type == SHT_GNU_versym) versym_section = true;
+    if (s.type == SHT_DYNSYM && s.index != dynsym_index_) extra_dynsym = true;
+    if (s.type == SHT_SYMTAB) {
       if (have_symtab) extra_symtab = true;
       have_symtab = true;
       symtab_index_ = s.index;
       strtab_index_ = s.link;
     }
-    if ((s.type == kShtHash && !has_hash_) || (s.type == kShtGnuHash && !has_gnu_hash_)) {
+    if ((s.type == SHT_HASH && !has_hash_) || (s.type == SHT_GNU_HASH && !has_gnu_hash_)) {
       return Unsupported(SectionLabel(s.index) + " is a hash table that the dynamic section does not use");
     }
   }
@@ -292,7 +302,7 @@ Status Injector::FindTables() {
     return Unsupported(".symtab names its symbols in .dynstr");
   }
   if (has_versym_) {
-    SORUN_ASSIGN_OR_RETURN(versym_index_, SectionAt(dt_versym_, kShtGnuVersym, "DT_VERSYM"));
+    SORUN_ASSIGN_OR_RETURN(versym_index_, SectionAt(dt_versym_, SHT_GNU_versym, "DT_VERSYM"));
     const ElfSection& v = image_.sections()[versym_index_];
     if (v.size != dynsym_count_ * 2 || v.link != dynsym_index_) {
       return Unsupported(SectionLabel(versym_index_) + " (" + std::to_string(v.size) + " bytes, sh_link " +
@@ -309,8 +319,7 @@ Status Injector::CheckHashTables() const {
   // The hash tables must agree with the .dynsym section's symbol count: it is the count we copy.
   if (has_hash_) {
     const ElfSection& s = image_.sections()[hash_index_];
-    BinaryReader r(bytes() + s.offset, static_cast<size_t>(s.size), name_ + ": " + SectionLabel(hash_index_),
-                   s.offset);
+    BinaryReader r(bytes() + s.offset, static_cast<size_t>(s.size), name_ + ": " + SectionLabel(hash_index_), s.offset);
     uint32_t nbucket = 0, nchain = 0;
     SORUN_RETURN_IF_ERROR(r.ReadU32(&nbucket));
     SORUN_RETURN_IF_ERROR(r.ReadU32(&nchain));
@@ -343,21 +352,23 @@ Status Injector::CheckHashTables() const {
     const uint64_t chain_base = r.offset();
     const uint64_t chains = r.remaining() / 4;
     if (symoffset > dynsym_count_) {
-      return Malformed(s.offset + 4, label, "DT_GNU_HASH symoffset " + std::to_string(symoffset) +
-                                                " exceeds the .dynsym symbol count " + std::to_string(dynsym_count_));
+      return Malformed(s.offset + 4, label,
+                       "DT_GNU_HASH symoffset " + std::to_string(symoffset) + " exceeds the .dynsym symbol count " +
+                           std::to_string(dynsym_count_));
     }
     // Every chain must end inside .dynsym: a symbol the hash table reaches past the section's end would
     // be one our copy loses.
     for (uint32_t b : buckets) {
       if (b == 0) continue;
       if (b < symoffset) {
-        return Malformed(s.offset, label, "DT_GNU_HASH bucket starts at symbol " + std::to_string(b) +
-                                              ", below symoffset " + std::to_string(symoffset));
+        return Malformed(s.offset, label,
+                         "DT_GNU_HASH bucket starts at symbol " + std::to_string(b) + ", below symoffset " +
+                             std::to_string(symoffset));
       }
       for (uint64_t index = b;; ++index) {
         if (index >= dynsym_count_ || index - symoffset >= chains) {
-          return Malformed(chain_base, label, "DT_GNU_HASH chain runs past the " + std::to_string(dynsym_count_) +
-                                                  " symbols of .dynsym");
+          return Malformed(chain_base, label,
+                           "DT_GNU_HASH chain runs past the " + std::to_string(dynsym_count_) + " symbols of .dynsym");
         }
         const uint8_t* word = bytes() + chain_base + 4 * (index - symoffset);  // inside the section (checked)
         if (word[0] & 1) break;  // little-endian: bit 0 of the word is in its first byte

@@ -26,9 +26,10 @@ Status Injector::PlanSymbols() {
     }
     if (dynamic.empty() && statics.empty()) continue;
     const ElfSymbol& first = dynamic.empty() ? *statics[0] : *dynamic[0];
-    const std::string where = std::string(image_.sections()[first.table].name) + " symbol " +
-                              std::to_string(first.index) + " '" + name + "'";
-    if (dynamic.size() > 1) return Unsupported(".dynsym has " + std::to_string(dynamic.size()) + " entries named '" + name + "'");
+    const std::string where =
+        std::string(image_.sections()[first.table].name) + " symbol " + std::to_string(first.index) + " '" + name + "'";
+    if (dynamic.size() > 1)
+      return Unsupported(".dynsym has " + std::to_string(dynamic.size()) + " entries named '" + name + "'");
     if (!dynamic.empty() && !dynamic[0]->defined()) {
       return Unsupported(where + " is an undefined reference; the library expects another object to provide it");
     }
@@ -40,7 +41,8 @@ Status Injector::PlanSymbols() {
     }
     const bool is_checksum = std::string_view(name) == keys::kSymbolBlobChecksum;
     if (is_checksum && checksum_.empty()) {
-      return InvalidArgument(name_ + ": " + where + " exists and would no longer match the new blob; give a "
+      return InvalidArgument(name_ + ": " + where +
+                             " exists and would no longer match the new blob; give a "
                              "checksum record to replace it");
     }
   }
@@ -66,11 +68,12 @@ Status Injector::PlanSymbols() {
   StringAppender& symbol_names = strtab_is_shstrtab ? shstrtab_add_ : strtab_add_;
   insert_at_ = 1;
   for (const ElfSection& s : image_.sections()) {
-    if (s.type == kShtGroup || s.type == kShtSymtabShndx) {
-      return Unsupported(SectionLabel(s.index) + " is a SHT_GROUP / SHT_SYMTAB_SHNDX section (not expected in a "
+    if (s.type == SHT_GROUP || s.type == SHT_SYMTAB_SHNDX) {
+      return Unsupported(SectionLabel(s.index) +
+                         " is a SHT_GROUP / SHT_SYMTAB_SHNDX section (not expected in a "
                          "linked library)");
     }
-    if (s.flags & kShfAlloc) insert_at_ = std::max(insert_at_, s.index + 1);
+    if (s.flags & SHF_ALLOC) insert_at_ = std::max(insert_at_, s.index + 1);
   }
   // The blob takes the unused .gnu.hash header when there is one; the checksum record precedes the
   // blob (address order) when both are inserted.
@@ -79,7 +82,7 @@ Status Injector::PlanSymbols() {
   checksum_section_ = checksum_.empty() ? 0 : insert_at_;
   blob_section_ = reuse_gnu_hash ? gnu_hash_index_ : insert_at_ + (checksum_.empty() ? 0 : 1);
   new_shnum_ = shnum_ + added_sections_;
-  if (new_shnum_ >= elf::kSymbolReservedLow) {
+  if (new_shnum_ >= SHN_LORESERVE) {
     return Unsupported("the file has " + std::to_string(shnum_) + " sections; adding " +
                        std::to_string(added_sections_) + " would need extended section numbering");
   }
@@ -106,8 +109,8 @@ Status Injector::PlanSymbols() {
 }
 
 bool Injector::PlanInPlaceProgramHeaders() {
-  const uint64_t old_end = phoff_ + static_cast<uint64_t>(phnum_) * elf::kProgramHeaderSize;
-  const uint64_t new_end = old_end + elf::kProgramHeaderSize;
+  const uint64_t old_end = phoff_ + static_cast<uint64_t>(phnum_) * sizeof(Elf64_Phdr);
+  const uint64_t new_end = old_end + sizeof(Elf64_Phdr);
   auto overlaps = [&](uint64_t offset, uint64_t size) {
     return size != 0 && offset < new_end && old_end < offset + size;
   };
@@ -120,25 +123,25 @@ bool Injector::PlanInPlaceProgramHeaders() {
     return false;
   };
   // The PT_LOAD that maps the table must map the grown table too (the loader finds it there).
-  const ProgramHeader* holder = nullptr;
-  for (const ProgramHeader& p : phdrs_) {
-    if (p.type == kPtLoad && contains(p.offset, p.filesz, phoff_, new_end - phoff_)) holder = &p;
+  const ElfProgramHeader* holder = nullptr;
+  for (const ElfProgramHeader& p : phdrs_) {
+    if (p.type == PT_LOAD && contains(p.offset, p.filesz, phoff_, new_end - phoff_)) holder = &p;
   }
   if (holder == nullptr) return refuse("no PT_LOAD maps the bytes after the program header table");
   // Every section in the way must be a table this injection replaces (its bytes are dead) or a note
   // that moves with its PT_NOTE into the new segment.
   std::vector<size_t> notes;  // phdr indices of PT_NOTEs to move
   for (const ElfSection& s : image_.sections()) {
-    if (s.type == elf::kSectionNull || s.type == elf::kSectionNoBits || !overlaps(s.offset, s.size)) continue;
+    if (s.type == SHT_NULL || s.type == SHT_NOBITS || !overlaps(s.offset, s.size)) continue;
     const bool replaced = s.index == dynsym_index_ || s.index == dynstr_index_ ||
                           (has_hash_ && s.index == hash_index_) || (has_gnu_hash_ && s.index == gnu_hash_index_) ||
                           (has_versym_ && s.index == versym_index_);
     if (replaced) continue;
     bool movable = false;
-    if (s.type == kShtNote) {
+    if (s.type == SHT_NOTE) {
       for (size_t i = 0; i < phdrs_.size(); ++i) {
-        const ProgramHeader& p = phdrs_[i];
-        if (p.type == kPtNote && contains(p.offset, p.filesz, s.offset, s.size)) {
+        const ElfProgramHeader& p = phdrs_[i];
+        if (p.type == PT_NOTE && contains(p.offset, p.filesz, s.offset, s.size)) {
           if (std::find(notes.begin(), notes.end(), i) == notes.end()) notes.push_back(i);
           movable = true;
           break;
@@ -148,15 +151,15 @@ bool Injector::PlanInPlaceProgramHeaders() {
     if (!movable) return refuse(SectionLabel(s.index) + " follows the program header table");
   }
   for (size_t i : notes) {
-    const ProgramHeader& n = phdrs_[i];
-    if (!RangeFits(n.offset, n.filesz, in_.size())) return refuse("a PT_NOTE extends past the end of the file");
+    const ElfProgramHeader& n = phdrs_[i];
+    if (!ElfRangeFits(n.offset, n.filesz, in_.size())) return refuse("a PT_NOTE extends past the end of the file");
     // A note is file bytes only: its memory size is its file size (a larger p_memsz would be carried to
     // the note's new, higher address, where p_vaddr + p_memsz may overflow).
     if (n.memsz != n.filesz) return refuse("a PT_NOTE whose p_memsz differs from its p_filesz would have to move");
     for (const ElfSection& s : image_.sections()) {  // a moved note range must hold whole notes only
-      if (s.type == elf::kSectionNull || s.type == elf::kSectionNoBits || s.size == 0) continue;
+      if (s.type == SHT_NULL || s.type == SHT_NOBITS || s.size == 0) continue;
       const bool touches = s.offset < n.offset + n.filesz && n.offset < s.offset + s.size;
-      if (touches && (s.type != kShtNote || !contains(n.offset, n.filesz, s.offset, s.size))) {
+      if (touches && (s.type != SHT_NOTE || !contains(n.offset, n.filesz, s.offset, s.size))) {
         return refuse(SectionLabel(s.index) + " shares bytes with a PT_NOTE that would have to move");
       }
     }
@@ -169,24 +172,30 @@ bool Injector::PlanInPlaceProgramHeaders() {
   }
   // Other segments in the way (PT_GNU_PROPERTY, ...) must lie inside a moved note range.
   for (size_t i = 0; i < phdrs_.size(); ++i) {
-    const ProgramHeader& p = phdrs_[i];
-    if (p.type == kPtLoad || p.type == kPtPhdr || !overlaps(p.offset, p.filesz)) continue;
+    const ElfProgramHeader& p = phdrs_[i];
+    if (p.type == PT_LOAD || p.type == PT_PHDR || !overlaps(p.offset, p.filesz)) continue;
     bool inside = false;
     for (const MovedRange& m : moved_) inside = inside || contains(m.old_offset, m.size, p.offset, p.filesz);
     if (!inside) return refuse("program header " + std::to_string(i) + " covers the bytes after the table");
   }
   // Nothing the dynamic section points at (other than the tables being replaced) may live there.
-  const uint64_t lo = holder->vaddr + (old_end - holder->offset), hi = lo + elf::kProgramHeaderSize;
-  for (const DynamicEntry& e : dyn_) {
-    switch (e.tag) {
-      case kDtSymtab: case kDtStrtab: case kDtHash: case kDtGnuHash: case kDtVersym: continue;
+  const uint64_t lo = holder->vaddr + (old_end - holder->offset), hi = lo + sizeof(Elf64_Phdr);
+  for (const Elf64_Dyn& e : dyn_) {
+    switch (e.d_tag) {
+      case DT_SYMTAB:
+      case DT_STRTAB:
+      case DT_HASH:
+      case DT_GNU_HASH:
+      case DT_VERSYM: continue;
       default: break;
     }
-    const bool pointer = e.tag == 3 || e.tag == 7 || e.tag == 12 || e.tag == 13 || e.tag == 17 || e.tag == 23 ||
-                         e.tag == 25 || e.tag == 26 || e.tag == 32 || e.tag == 36 ||
-                         (e.tag >= 0x6ffffe00 && e.tag <= 0x6ffffeff) || e.tag == 0x6ffffffc || e.tag == 0x6ffffffe;
-    if (pointer && e.value >= lo && e.value < hi) {
-      return refuse("dynamic tag " + HexString(static_cast<uint64_t>(e.tag)) + " points right after the table");
+    const int64_t tag = e.d_tag;
+    const bool pointer = tag == DT_PLTGOT || tag == DT_RELA || tag == DT_INIT || tag == DT_FINI || tag == DT_REL ||
+                         tag == DT_JMPREL || tag == DT_INIT_ARRAY || tag == DT_FINI_ARRAY || tag == DT_PREINIT_ARRAY ||
+                         tag == DT_RELR || (tag >= DT_ADDRRNGLO && tag <= DT_ADDRRNGHI) || tag == DT_VERDEF ||
+                         tag == DT_VERNEED;
+    if (pointer && e.d_un.d_ptr >= lo && e.d_un.d_ptr < hi) {
+      return refuse("dynamic tag " + HexString(static_cast<uint64_t>(tag)) + " points right after the table");
     }
   }
   return true;
@@ -216,7 +225,7 @@ Status Injector::Layout() {
     at = *offset + size;
     return true;
   };
-  dynsym_size_ = total_symbols * elf::kSymbolSize;
+  dynsym_size_ = total_symbols * sizeof(Elf64_Sym);
   dynstr_size_ = dynstr_add_.base + dynstr_add_.added.size();
   hash_size_ = 4 * (2 + static_cast<uint64_t>(nbucket_) + total_symbols);
   versym_size_ = has_versym_ ? 2 * total_symbols : 0;
@@ -229,13 +238,12 @@ Status Injector::Layout() {
       if (m.new_offset < base || m.size > UINT64_MAX - m.new_offset) return Unsupported(kOverflow);
       at = m.new_offset + m.size;
     }
-  } else if (!place(8, (phnum_ + 1ull) * elf::kProgramHeaderSize, &phdr_off_)) {
+  } else if (!place(8, (phnum_ + 1ull) * sizeof(Elf64_Phdr), &phdr_off_)) {
     return Unsupported(kOverflow);
   }
-  if (!place(8, dynsym_size_, &dynsym_off_) ||
-      !place(1, dynstr_size_, &dynstr_off_) || !place(8, hash_size_, &hash_off_) ||
-      !place(2, versym_size_, &versym_off_) || !place(8, checksum_.size(), &checksum_off_) ||
-      !place(kBlobAlignment, blob_.size(), &blob_off_)) {
+  if (!place(8, dynsym_size_, &dynsym_off_) || !place(1, dynstr_size_, &dynstr_off_) ||
+      !place(8, hash_size_, &hash_off_) || !place(2, versym_size_, &versym_off_) ||
+      !place(8, checksum_.size(), &checksum_off_) || !place(kBlobAlignment, blob_.size(), &blob_off_)) {
     return Unsupported(kOverflow);
   }
   seg_size_ = at - seg_offset_;
@@ -246,12 +254,12 @@ Status Injector::Layout() {
     strtab_size_ = strtab_add_.base + strtab_add_.added.size();
     uint64_t appended_static = 0;
     for (const PlannedSymbol& p : symbols_) appended_static += p.static_indices.empty() ? 1 : 0;
-    symtab_size_ = image_.sections()[symtab_index_].size + appended_static * elf::kSymbolSize;
+    symtab_size_ = image_.sections()[symtab_index_].size + appended_static * sizeof(Elf64_Sym);
   }
   const bool separate_strtab = symtab_index_ != 0 && strtab_index_ != shstrndx_;
   if (!place(1, shstrtab_size_, &shstrtab_off_) || !place(1, separate_strtab ? strtab_size_ : 0, &strtab_off_) ||
       !place(8, symtab_size_, &symtab_off_) ||
-      !place(8, static_cast<uint64_t>(new_shnum_) * elf::kSectionHeaderSize, &shdr_off_)) {
+      !place(8, static_cast<uint64_t>(new_shnum_) * sizeof(Elf64_Shdr), &shdr_off_)) {
     return Unsupported(kOverflow);
   }
   total_ = at;

@@ -9,57 +9,22 @@
 #ifndef SORUN_PACKER_ELF_BLOB_INJECTOR_STATE_H_
 #define SORUN_PACKER_ELF_BLOB_INJECTOR_STATE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "base/status.h"
+#include "format/elf_preflight.h"
+#include "format/elf_struct.h"
 #include "packer/elf_blob_injector.h"
 #include "packer/elf_reader.h"
 
 namespace sorun {
 namespace blob_injection {
-
-// ELF values used here beyond those in elf_reader.h (System V gABI, GNU extensions, <elf.h>).
-inline constexpr uint32_t kPtLoad = 1;
-inline constexpr uint32_t kPtDynamic = 2;
-inline constexpr uint32_t kPtInterp = 3;
-inline constexpr uint32_t kPtNote = 4;
-inline constexpr uint32_t kPtPhdr = 6;
-inline constexpr uint32_t kPfR = 4;
-inline constexpr uint16_t kPnXnum = 0xffff;
-inline constexpr uint32_t kShtHash = 5;
-inline constexpr uint32_t kShtNote = 7;
-inline constexpr uint32_t kShtGnuHash = 0x6ffffff6;
-inline constexpr uint32_t kShtGnuVersym = 0x6fffffff;
-inline constexpr uint32_t kShtRela = 4;
-inline constexpr uint32_t kShtRel = 9;
-inline constexpr uint32_t kShtGroup = 17;
-inline constexpr uint32_t kShtSymtabShndx = 18;
-inline constexpr uint64_t kShfAlloc = 2;
-inline constexpr uint64_t kShfInfoLink = 0x40;
-inline constexpr int64_t kDtNull = 0;
-inline constexpr int64_t kDtHash = 4;
-inline constexpr int64_t kDtStrtab = 5;
-inline constexpr int64_t kDtSymtab = 6;
-inline constexpr int64_t kDtStrsz = 10;
-inline constexpr int64_t kDtSyment = 11;
-inline constexpr int64_t kDtSymtabShndx = 34;
-inline constexpr int64_t kDtGnuPrelinked = 0x6ffffdf5;
-inline constexpr int64_t kDtChecksum = 0x6ffffdf8;
-inline constexpr int64_t kDtGnuHash = 0x6ffffef5;
-inline constexpr int64_t kDtGnuConflict = 0x6ffffef8;
-inline constexpr int64_t kDtGnuLiblist = 0x6ffffef9;
-inline constexpr int64_t kDtVersym = 0x6ffffff0;
-inline constexpr int64_t kDtFlags1 = 0x6ffffffb;
-inline constexpr uint64_t kDf1Pie = 0x08000000;
-inline constexpr uint8_t kStbGlobal = 1;
-inline constexpr uint8_t kSttObject = 1;
-inline constexpr uint8_t kStvDefault = 0;
-inline constexpr uint16_t kVerNdxGlobal = 1;
-inline constexpr uint16_t kMachineRiscv = 243;
-inline constexpr size_t kDynEntrySize = 16;
 
 // Smallest page size we assume the loader may use; offsets of new data are aligned to it.
 inline constexpr uint64_t kMinPageSize = 4096;
@@ -72,16 +37,6 @@ inline constexpr char kBlobSection[] = ".sorun_blob";
 inline constexpr char kChecksumSection[] = ".sorun_blob_checksum";
 inline constexpr char kHashSection[] = ".hash";
 
-// Byte offsets of Elf64_Ehdr / Elf64_Shdr / Elf64_Phdr fields.
-inline constexpr size_t kEhPhoff = 32, kEhShoff = 40, kEhPhnum = 56, kEhShnum = 60, kEhShstrndx = 62;
-inline constexpr size_t kShName = 0, kShType = 4, kShFlags = 8, kShAddr = 16, kShOffset = 24, kShSize = 32,
-                 kShLink = 40, kShInfo = 44, kShAddralign = 48, kShEntsize = 56;
-
-
-inline bool RangeFits(uint64_t offset, uint64_t length, uint64_t size) {
-  return offset <= size && length <= size - offset;
-}
-
 // `alignment` is a power of two. False on overflow.
 inline bool AlignUp(uint64_t value, uint64_t alignment, uint64_t* out) {
   const uint64_t mask = alignment - 1;
@@ -92,16 +47,16 @@ inline bool AlignUp(uint64_t value, uint64_t alignment, uint64_t* out) {
 
 inline bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-inline void Put8(std::string* b, uint64_t off, uint8_t v) { (*b)[off] = static_cast<char>(v); }
-inline void Put16(std::string* b, uint64_t off, uint16_t v) {
-  for (int i = 0; i < 2; ++i) (*b)[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+// Little-endian stores into the output image (the host is little-endian: format/elf_struct.h).
+template <typename T>
+void Store(std::string* out, uint64_t offset, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>, "plain data only");
+  std::memcpy(&(*out)[offset], &value, sizeof(T));
 }
-inline void Put32(std::string* b, uint64_t off, uint32_t v) {
-  for (int i = 0; i < 4; ++i) (*b)[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-inline void Put64(std::string* b, uint64_t off, uint64_t v) {
-  for (int i = 0; i < 8; ++i) (*b)[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
+inline void Put8(std::string* b, uint64_t off, uint8_t v) { Store(b, off, v); }
+inline void Put16(std::string* b, uint64_t off, uint16_t v) { Store(b, off, v); }
+inline void Put32(std::string* b, uint64_t off, uint32_t v) { Store(b, off, v); }
+inline void Put64(std::string* b, uint64_t off, uint64_t v) { Store(b, off, v); }
 
 // The System V ABI symbol hash (DT_HASH).
 inline uint32_t SysvHash(std::string_view name) {
@@ -118,8 +73,8 @@ inline uint32_t SysvHash(std::string_view name) {
 // Bucket count for `symbols` symbols: the largest of these primes (the series GNU ld uses) not above
 // the count, so chains stay one or two entries long.
 inline uint32_t SysvBucketCount(uint64_t symbols) {
-  static const uint32_t kSizes[] = {1,     3,     17,    37,     67,     97,     131,    197,     263,
-                                    521,   1031,  2053,  4099,   8209,   16411,  32771,  65537,   131101,
+  static const uint32_t kSizes[] = {1,      3,      17,      37,      67,      97,      131,     197,   263,
+                                    521,    1031,   2053,    4099,    8209,    16411,   32771,   65537, 131101,
                                     262147, 524309, 1048583, 2097169, 4194319, 8388617, 16777259};
   uint32_t best = kSizes[0];
   for (uint32_t size : kSizes) {
@@ -129,31 +84,15 @@ inline uint32_t SysvBucketCount(uint64_t symbols) {
   return best;
 }
 
-struct ProgramHeader {
-  uint32_t type = 0;
-  uint32_t flags = 0;
-  uint64_t offset = 0;
-  uint64_t vaddr = 0;
-  uint64_t paddr = 0;
-  uint64_t filesz = 0;
-  uint64_t memsz = 0;
-  uint64_t align = 0;
-};
-
-struct DynamicEntry {
-  int64_t tag = 0;
-  uint64_t value = 0;
-};
-
 // One of the symbols being added or retargeted.
 struct PlannedSymbol {
   std::string name;
   uint64_t size = 0;
   bool is_checksum = false;
-  int64_t dynamic_index = -1;           // existing .dynsym entry to retarget, or -1 to append
+  int64_t dynamic_index = -1;            // existing .dynsym entry to retarget, or -1 to append
   std::vector<uint32_t> static_indices;  // existing .symtab entries to retarget
-  uint32_t dynstr_offset = 0;           // name offset in the new .dynstr (appended symbols)
-  uint32_t strtab_offset = 0;           // name offset in the new .strtab (appended symbols)
+  uint32_t dynstr_offset = 0;            // name offset in the new .dynstr (appended symbols)
+  uint32_t strtab_offset = 0;            // name offset in the new .strtab (appended symbols)
   uint64_t address = 0;
   uint32_t section = 0;
 };
@@ -175,8 +114,8 @@ struct StringAppender {
 
 class Injector {
  public:
-  Injector(std::string_view input, const std::string& name, std::string_view blob,
-           std::string_view checksum, const BlobInjectionOptions& options)
+  Injector(std::string_view input, const std::string& name, std::string_view blob, std::string_view checksum,
+           const BlobInjectionOptions& options)
       : in_(input), name_(name), blob_(blob), checksum_(checksum), options_(options) {}
 
   StatusOr<std::string> Run(BlobInjectionReport* report);
@@ -198,9 +137,7 @@ class Injector {
 
   const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(in_.data()); }
   // Unimplemented "<file>: cannot inject a blob: <why>" for inputs this injector does not handle.
-  Status Unsupported(const std::string& why) const {
-    return Unimplemented(name_ + ": cannot inject a blob: " + why);
-  }
+  Status Unsupported(const std::string& why) const { return Unimplemented(name_ + ": cannot inject a blob: " + why); }
   // DataLoss "<file>: <structure> byte <offset>: <why>" for malformed inputs.
   Status Malformed(uint64_t offset, const std::string& structure, const std::string& why) const {
     return DataLoss(name_ + ": " + structure + " byte " + std::to_string(offset) + ": " + why);
@@ -229,15 +166,15 @@ class Injector {
   uint16_t shstrndx_ = 0;
 
   // Segments.
-  std::vector<ProgramHeader> phdrs_;
-  size_t last_load_ = 0;        // index of the last PT_LOAD in phdrs_
-  uint64_t load_align_ = 0;     // the largest PT_LOAD p_align (at least kMinPageSize)
-  uint64_t vaddr_end_ = 0;      // end of the highest segment in memory
-  uint64_t file_map_end_ = 0;   // end of the file bytes a loader's page mappings of them may cover
-  const ProgramHeader* dynamic_ = nullptr;
+  std::vector<ElfProgramHeader> phdrs_;
+  size_t last_load_ = 0;       // index of the last PT_LOAD in phdrs_
+  uint64_t load_align_ = 0;    // the largest PT_LOAD p_align (at least kMinPageSize)
+  uint64_t vaddr_end_ = 0;     // end of the highest segment in memory
+  uint64_t file_map_end_ = 0;  // end of the file bytes a loader's page mappings of them may cover
+  const ElfProgramHeader* dynamic_ = nullptr;
 
   // PT_DYNAMIC: entries up to and including the first DT_NULL, and the slot count.
-  std::vector<DynamicEntry> dyn_;
+  std::vector<Elf64_Dyn> dyn_;
   size_t dyn_slots_ = 0;
   uint64_t dt_symtab_ = 0, dt_strtab_ = 0, dt_strsz_ = 0;
   bool has_hash_ = false, has_gnu_hash_ = false, has_versym_ = false;

@@ -7,29 +7,24 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <utility>
 
-#include "format/binary_reader.h"
 #include "base/file_util.h"
 
 namespace sorun {
 namespace {
 
-// True when [offset, offset + length) lies inside [0, size). Overflow-safe.
-bool RangeFits(uint64_t offset, uint64_t length, uint64_t size) {
-  return offset <= size && length <= size - offset;
-}
-
 std::string SectionTypeName(uint32_t type) {
   switch (type) {
-    case elf::kSectionNull: return "SHT_NULL";
-    case elf::kSectionProgBits: return "SHT_PROGBITS";
-    case elf::kSectionSymtab: return "SHT_SYMTAB";
-    case elf::kSectionStrtab: return "SHT_STRTAB";
-    case elf::kSectionNoBits: return "SHT_NOBITS";
-    case elf::kSectionDynsym: return "SHT_DYNSYM";
+    case SHT_NULL: return "SHT_NULL";
+    case SHT_PROGBITS: return "SHT_PROGBITS";
+    case SHT_SYMTAB: return "SHT_SYMTAB";
+    case SHT_STRTAB: return "SHT_STRTAB";
+    case SHT_NOBITS: return "SHT_NOBITS";
+    case SHT_DYNSYM: return "SHT_DYNSYM";
     default: return "type " + std::to_string(type);
   }
 }
@@ -74,78 +69,69 @@ StatusOr<ElfImage> ElfImage::ReadFile(const std::string& path) {
 
 Status ElfImage::ParseAll() {
   const char* kHeader = "ELF header";
-  if (size_ < 4 || std::memcmp(data_, "\x7f" "ELF", 4) != 0) {
+  if (size_ < SELFMAG || std::memcmp(data_, ELFMAG, SELFMAG) != 0) {
     return DataLoss(file_name_ + ": not an ELF file (no \\x7fELF magic at byte 0)");
   }
-  if (size_ < 16) {
+  if (size_ < EI_NIDENT) {
     return ErrorAt(size_, kHeader,
                    "truncated: e_ident needs 16 bytes but the file has " + std::to_string(size_));
   }
-  const uint8_t elf_class = data_[4];
-  if (elf_class == 1) {
+  const uint8_t elf_class = data_[EI_CLASS];
+  if (elf_class == ELFCLASS32) {
     return Unimplemented(file_name_ + ": ELF header byte 4: ELF32 files (EI_CLASS 1) are not supported; " +
                          "sorun reads ELF64 only");
   }
-  if (elf_class != 2) {
-    return ErrorAt(4, kHeader, "invalid EI_CLASS " + std::to_string(elf_class) + " (expected 2, ELF64)");
+  if (elf_class != ELFCLASS64) {
+    return ErrorAt(EI_CLASS, kHeader, "invalid EI_CLASS " + std::to_string(elf_class) + " (expected 2, ELF64)");
   }
-  const uint8_t encoding = data_[5];
-  if (encoding == 2) {
+  const uint8_t encoding = data_[EI_DATA];
+  if (encoding == ELFDATA2MSB) {
     return Unimplemented(file_name_ + ": ELF header byte 5: big-endian ELF files (EI_DATA 2, ELFDATA2MSB) " +
                          "are not supported; sorun reads little-endian only");
   }
-  if (encoding != 1) {
-    return ErrorAt(5, kHeader,
+  if (encoding != ELFDATA2LSB) {
+    return ErrorAt(EI_DATA, kHeader,
                    "invalid EI_DATA " + std::to_string(encoding) + " (expected 1, little-endian)");
   }
-  if (data_[6] != 1) {
-    return ErrorAt(6, kHeader, "unsupported EI_VERSION " + std::to_string(data_[6]) + " (expected 1)");
+  if (data_[EI_VERSION] != EV_CURRENT) {
+    return ErrorAt(EI_VERSION, kHeader,
+                   "unsupported EI_VERSION " + std::to_string(data_[EI_VERSION]) + " (expected 1)");
   }
-  if (size_ < elf::kHeaderSize) {
+  if (!CopyElfStruct(data_, size_, 0, &header_)) {
     return ErrorAt(size_, kHeader,
                    "truncated: the ELF64 header needs 64 bytes but the file has " + std::to_string(size_));
   }
-
-  BinaryReader r(data_ + 16, elf::kHeaderSize - 16, file_name_ + ": ELF header", 16);
-  uint32_t version = 0, flags = 0;
-  uint64_t entry = 0, phoff = 0, shoff = 0;
-  uint16_t ehsize = 0, phentsize = 0, phnum = 0, shentsize = 0, shnum = 0, shstrndx = 0;
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&type_));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&machine_));
-  SORUN_RETURN_IF_ERROR(r.ReadU32(&version));
-  SORUN_RETURN_IF_ERROR(r.ReadU64(&entry));
-  SORUN_RETURN_IF_ERROR(r.ReadU64(&phoff));
-  SORUN_RETURN_IF_ERROR(r.ReadU64(&shoff));
-  SORUN_RETURN_IF_ERROR(r.ReadU32(&flags));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&ehsize));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&phentsize));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&phnum));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shentsize));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shnum));
-  SORUN_RETURN_IF_ERROR(r.ReadU16(&shstrndx));
-
-  if (version != 1) return ErrorAt(20, kHeader, "e_version " + std::to_string(version) + " (expected 1)");
-  if (ehsize < elf::kHeaderSize) {
-    return ErrorAt(52, kHeader, "e_ehsize " + std::to_string(ehsize) + " is smaller than the 64-byte ELF64 header");
+  const Elf64_Ehdr& eh = header_;
+  if (eh.e_version != EV_CURRENT) {
+    return ErrorAt(offsetof(Elf64_Ehdr, e_version), kHeader,
+                   "e_version " + std::to_string(eh.e_version) + " (expected 1)");
   }
+  if (eh.e_ehsize < sizeof(Elf64_Ehdr)) {
+    return ErrorAt(offsetof(Elf64_Ehdr, e_ehsize), kHeader,
+                   "e_ehsize " + std::to_string(eh.e_ehsize) + " is smaller than the 64-byte ELF64 header");
+  }
+  const uint64_t phoff = eh.e_phoff;
+  const uint16_t phentsize = eh.e_phentsize, phnum = eh.e_phnum;
   if (phnum != 0) {
-    if (phentsize < elf::kProgramHeaderSize) {
-      return ErrorAt(54, kHeader, "e_phentsize " + std::to_string(phentsize) +
-                                      " is smaller than an Elf64_Phdr (56 bytes)");
+    if (phentsize < sizeof(Elf64_Phdr)) {
+      return ErrorAt(offsetof(Elf64_Ehdr, e_phentsize), kHeader,
+                     "e_phentsize " + std::to_string(phentsize) + " is smaller than an Elf64_Phdr (56 bytes)");
     }
     if (phoff > size_ || phnum > (size_ - phoff) / phentsize) {
-      return ErrorAt(32, kHeader, "program header table at e_phoff " + std::to_string(phoff) + " (" +
-                                      std::to_string(phnum) + " entries of " + std::to_string(phentsize) +
-                                      " bytes) extends past the end of the file (" + std::to_string(size_) +
-                                      " bytes)");
+      return ErrorAt(offsetof(Elf64_Ehdr, e_phoff), kHeader,
+                     "program header table at e_phoff " + std::to_string(phoff) + " (" + std::to_string(phnum) +
+                         " entries of " + std::to_string(phentsize) +
+                         " bytes) extends past the end of the file (" + std::to_string(size_) + " bytes)");
     }
   }
   ElfDynamicFacts facts;
   if (phnum != 0) {
     SORUN_ASSIGN_OR_RETURN(facts, ReadElfDynamicFacts(data_, size_, file_name_));
     program_headers_ = facts.headers;
+    dynamic_entries_ = facts.dynamic_entries;
+    dynamic_terminated_ = facts.dynamic_terminated;
   }
-  SORUN_RETURN_IF_ERROR(ParseSectionHeaders(shoff, shentsize, shnum, shstrndx));
+  SORUN_RETURN_IF_ERROR(ParseSectionHeaders());
   if (dynamic_symbols_.empty() && facts.has_dynamic && facts.symtab != 0) {
     SORUN_RETURN_IF_ERROR(ParseDynamicSegmentSymbols(facts));
   }
@@ -155,14 +141,14 @@ Status ElfImage::ParseAll() {
 std::vector<LoadSegment> ElfImage::LoadSegments() const {
   std::vector<LoadSegment> out;
   for (const ElfProgramHeader& p : program_headers_) {
-    if (p.type != elf::kProgramLoad) continue;
+    if (p.type != PT_LOAD) continue;
     LoadSegment s;
     s.index = p.index;
     s.vaddr = p.vaddr;
     s.file_size = p.filesz;
     s.memory_size = p.memsz;
     s.file_offset = p.offset;
-    s.readable = (p.flags & elf::kSegmentReadable) != 0;
+    s.readable = (p.flags & PF_R) != 0;
     s.bytes = data_ + p.offset;  // inside the file: checked by ReadElfDynamicFacts
     out.push_back(s);
   }
@@ -218,7 +204,7 @@ StatusOr<uint64_t> ElfImage::DynamicSymbolCount(const ElfDynamicFacts& facts) co
 }
 
 Status ElfImage::ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts) {
-  if (facts.syment != 0 && facts.syment != elf::kSymbolSize) {
+  if (facts.syment != 0 && facts.syment != sizeof(Elf64_Sym)) {
     return DataLoss(file_name_ + ": DT_SYMENT " + std::to_string(facts.syment) + " (expected 24 for Elf64_Sym)");
   }
   std::optional<uint64_t> strings = facts.FileOffset(facts.strtab, facts.strsz);
@@ -228,7 +214,7 @@ Status ElfImage::ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts) {
   }
   SORUN_ASSIGN_OR_RETURN(uint64_t count, DynamicSymbolCount(facts));
   std::optional<uint64_t> table;
-  if (count <= size_ / elf::kSymbolSize) table = facts.FileOffset(facts.symtab, count * elf::kSymbolSize);
+  if (count <= size_ / sizeof(Elf64_Sym)) table = facts.FileOffset(facts.symtab, count * sizeof(Elf64_Sym));
   if (!table) {
     return DataLoss(file_name_ + ": DT_SYMTAB at address " + HexString(facts.symtab) + " with " + std::to_string(count) +
                     " symbols (from the hash table) is not inside the file-backed part of a PT_LOAD segment");
@@ -237,89 +223,83 @@ Status ElfImage::ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts) {
                      &dynamic_symbols_);
 }
 
-Status ElfImage::ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_t shnum, uint16_t shstrndx) {
+Status ElfImage::ParseSectionHeaders() {
   const char* kHeader = "ELF header";
+  const uint64_t shoff = header_.e_shoff;
+  const uint16_t shentsize = header_.e_shentsize, shnum = header_.e_shnum, shstrndx = header_.e_shstrndx;
   if (shoff == 0) {
     if (shnum != 0) {
-      return ErrorAt(60, kHeader, "e_shnum " + std::to_string(shnum) + " but e_shoff is 0 (no section table)");
+      return ErrorAt(offsetof(Elf64_Ehdr, e_shnum), kHeader,
+                     "e_shnum " + std::to_string(shnum) + " but e_shoff is 0 (no section table)");
     }
     return Status::Ok();  // no section headers (e.g. sstrip'ed): no symbols to find
   }
-  if (shentsize != elf::kSectionHeaderSize) {
-    return ErrorAt(58, kHeader, "e_shentsize " + std::to_string(shentsize) + " (expected 64 for Elf64_Shdr)");
+  if (shentsize != sizeof(Elf64_Shdr)) {
+    return ErrorAt(offsetof(Elf64_Ehdr, e_shentsize), kHeader,
+                   "e_shentsize " + std::to_string(shentsize) + " (expected 64 for Elf64_Shdr)");
   }
-  if (!RangeFits(shoff, elf::kSectionHeaderSize, size_)) {
-    return ErrorAt(40, kHeader, "section header table at e_shoff " + std::to_string(shoff) +
-                                    " starts past the end of the file (" + std::to_string(size_) + " bytes)");
+  Elf64_Shdr first;
+  if (!CopyElfStruct(data_, size_, shoff, &first)) {
+    return ErrorAt(offsetof(Elf64_Ehdr, e_shoff), kHeader,
+                   "section header table at e_shoff " + std::to_string(shoff) +
+                       " starts past the end of the file (" + std::to_string(size_) + " bytes)");
   }
   // Extended numbering: with e_shnum 0 / e_shstrndx SHN_XINDEX, the real values live in section 0.
   uint64_t count = shnum;
   uint32_t strndx = shstrndx;
-  uint64_t count_field = 60;
-  if (shnum == 0 || shstrndx == elf::kSymbolExtended) {
-    BinaryReader r0(data_ + shoff, elf::kSectionHeaderSize, file_name_ + ": section header 0", shoff);
-    uint64_t size0 = 0;
-    uint32_t link0 = 0;
-    SORUN_RETURN_IF_ERROR(r0.Skip(32, "sh_name..sh_offset"));
-    SORUN_RETURN_IF_ERROR(r0.ReadU64(&size0));
-    SORUN_RETURN_IF_ERROR(r0.ReadU32(&link0));
-    if (shnum == 0) {
-      count = size0;
-      count_field = shoff + 32;
-    }
-    if (shstrndx == elf::kSymbolExtended) strndx = link0;
+  uint64_t count_field = offsetof(Elf64_Ehdr, e_shnum);
+  if (shnum == 0) {
+    count = first.sh_size;
+    count_field = shoff + offsetof(Elf64_Shdr, sh_size);
   }
+  if (shstrndx == SHN_XINDEX) strndx = first.sh_link;
   if (count == 0) return Status::Ok();
-  const uint64_t available = (size_ - shoff) / elf::kSectionHeaderSize;
+  const uint64_t available = (size_ - shoff) / sizeof(Elf64_Shdr);
   if (count > available) {
-    return ErrorAt(count_field, count_field == 60 ? "ELF header" : "section header 0",
+    return ErrorAt(count_field, shnum != 0 ? "ELF header" : "section header 0",
                    "section count " + std::to_string(count) + " needs " +
-                       (count > UINT64_MAX / elf::kSectionHeaderSize
-                            ? std::string("more than 2^64")
-                            : std::to_string(count * elf::kSectionHeaderSize)) +
+                       (count > UINT64_MAX / sizeof(Elf64_Shdr) ? std::string("more than 2^64")
+                                                                : std::to_string(count * sizeof(Elf64_Shdr))) +
                        " bytes of section headers at e_shoff " + std::to_string(shoff) + " but only " +
                        std::to_string(size_ - shoff) + " bytes remain in the file");
   }
 
   sections_.reserve(static_cast<size_t>(count));
-  const uint64_t table_bytes = count * elf::kSectionHeaderSize;
-  BinaryReader r(data_ + shoff, static_cast<size_t>(table_bytes), file_name_ + ": section header table", shoff);
   std::vector<uint32_t> name_offsets;
   name_offsets.reserve(static_cast<size_t>(count));
   for (uint64_t i = 0; i < count; ++i) {
     ElfSection s;
     s.index = static_cast<uint32_t>(i);
-    s.header_offset = r.offset();
-    uint32_t name_offset = 0;
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&name_offset));
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&s.type));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&s.flags));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&s.addr));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&s.offset));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&s.size));
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&s.link));
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&s.info));
-    uint64_t addralign = 0;
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&addralign));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&s.entsize));
-    if (s.type != elf::kSectionNoBits && s.type != elf::kSectionNull && !RangeFits(s.offset, s.size, size_)) {
-      return ErrorAt(s.header_offset + 24, "section header " + std::to_string(i),
+    s.header_offset = shoff + i * sizeof(Elf64_Shdr);
+    Elf64_Shdr h;
+    CopyElfStruct(data_, size_, s.header_offset, &h);  // inside the table: count <= available
+    s.type = h.sh_type;
+    s.flags = h.sh_flags;
+    s.addr = h.sh_addr;
+    s.offset = h.sh_offset;
+    s.size = h.sh_size;
+    s.link = h.sh_link;
+    s.info = h.sh_info;
+    s.entsize = h.sh_entsize;
+    if (s.type != SHT_NOBITS && s.type != SHT_NULL && !ElfRangeFits(s.offset, s.size, size_)) {
+      return ErrorAt(s.header_offset + offsetof(Elf64_Shdr, sh_offset), "section header " + std::to_string(i),
                      "sh_offset " + std::to_string(s.offset) + " + sh_size " + std::to_string(s.size) +
                          " extends past the end of the file (" + std::to_string(size_) + " bytes)");
     }
-    name_offsets.push_back(name_offset);
+    name_offsets.push_back(h.sh_name);
     sections_.push_back(s);
   }
 
   // Section names, from the section-name string table.
   if (strndx != 0) {
     if (strndx >= count) {
-      return ErrorAt(62, kHeader, "e_shstrndx " + std::to_string(strndx) + " is not a section (there are " +
-                                      std::to_string(count) + ")");
+      return ErrorAt(offsetof(Elf64_Ehdr, e_shstrndx), kHeader,
+                     "e_shstrndx " + std::to_string(strndx) + " is not a section (there are " +
+                         std::to_string(count) + ")");
     }
     const ElfSection& names = sections_[strndx];
-    if (names.type != elf::kSectionStrtab) {
-      return ErrorAt(names.header_offset + 4, "section header " + std::to_string(strndx),
+    if (names.type != SHT_STRTAB) {
+      return ErrorAt(names.header_offset + offsetof(Elf64_Shdr, sh_type), "section header " + std::to_string(strndx),
                      "e_shstrndx names a section of " + SectionTypeName(names.type) + ", not SHT_STRTAB");
     }
     for (ElfSection& s : sections_) {
@@ -343,10 +323,10 @@ Status ElfImage::ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_
   // Symbol tables: the first SHT_DYNSYM and the first SHT_SYMTAB.
   bool have_dynamic = false, have_static = false;
   for (const ElfSection& s : sections_) {
-    if (s.type == elf::kSectionDynsym && !have_dynamic) {
+    if (s.type == SHT_DYNSYM && !have_dynamic) {
       have_dynamic = true;
       SORUN_RETURN_IF_ERROR(ParseSymbolTable(s, &dynamic_symbols_));
-    } else if (s.type == elf::kSectionSymtab && !have_static) {
+    } else if (s.type == SHT_SYMTAB && !have_static) {
       have_static = true;
       SORUN_RETURN_IF_ERROR(ParseSymbolTable(s, &static_symbols_));
     }
@@ -357,49 +337,52 @@ Status ElfImage::ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_
 Status ElfImage::ParseSymbolTable(const ElfSection& table, std::vector<ElfSymbol>* out) {
   const std::string table_name = TableName(table.index);
   const std::string header = "section header " + std::to_string(table.index) + " (" + table_name + ")";
-  if (table.entsize != elf::kSymbolSize) {
-    return ErrorAt(table.header_offset + 56, header,
+  if (table.entsize != sizeof(Elf64_Sym)) {
+    return ErrorAt(table.header_offset + offsetof(Elf64_Shdr, sh_entsize), header,
                    "sh_entsize " + std::to_string(table.entsize) + " (expected 24 for Elf64_Sym)");
   }
-  if (table.size % elf::kSymbolSize != 0) {
-    return ErrorAt(table.header_offset + 32, header,
+  if (table.size % sizeof(Elf64_Sym) != 0) {
+    return ErrorAt(table.header_offset + offsetof(Elf64_Shdr, sh_size), header,
                    "sh_size " + std::to_string(table.size) + " is not a multiple of the 24-byte Elf64_Sym");
   }
   if (table.link >= sections_.size()) {
-    return ErrorAt(table.header_offset + 40, header,
+    return ErrorAt(table.header_offset + offsetof(Elf64_Shdr, sh_link), header,
                    "sh_link " + std::to_string(table.link) + " (its string table) is not a section (there are " +
                        std::to_string(sections_.size()) + ")");
   }
   const ElfSection& strings = sections_[table.link];
-  if (strings.type != elf::kSectionStrtab) {
-    return ErrorAt(table.header_offset + 40, header,
+  if (strings.type != SHT_STRTAB) {
+    return ErrorAt(table.header_offset + offsetof(Elf64_Shdr, sh_link), header,
                    "sh_link " + std::to_string(table.link) + " names " + SectionLabel(strings) + " of " +
                        SectionTypeName(strings.type) + ", not SHT_STRTAB");
   }
 
   // The table's bytes were checked to lie inside the file when its header was read.
-  return ReadSymbols(table.index, table_name, table.offset, table.size / elf::kSymbolSize, strings.offset,
+  return ReadSymbols(table.index, table_name, table.offset, table.size / sizeof(Elf64_Sym), strings.offset,
                      strings.size, SectionLabel(strings), out);
 }
 
 Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint64_t offset, uint64_t count,
                              uint64_t strings, uint64_t strings_size, const std::string& strings_label,
                              std::vector<ElfSymbol>* out) {
+  if (count > size_ / sizeof(Elf64_Sym) || !ElfRangeFits(offset, count * sizeof(Elf64_Sym), size_)) {
+    return ErrorAt(offset, table_name, std::to_string(count) + " symbols extend past the end of the file (" +
+                                           std::to_string(size_) + " bytes)");
+  }
   out->reserve(static_cast<size_t>(count));
-  BinaryReader r(data_ + offset, static_cast<size_t>(count * elf::kSymbolSize), file_name_ + ": " + table_name,
-                 offset);
   for (uint64_t i = 0; i < count; ++i) {
     ElfSymbol sym;
     sym.table = table;
     sym.index = static_cast<uint32_t>(i);
-    sym.entry_offset = r.offset();
-    uint32_t name_offset = 0;
-    SORUN_RETURN_IF_ERROR(r.ReadU32(&name_offset));
-    SORUN_RETURN_IF_ERROR(r.ReadU8(&sym.info));
-    SORUN_RETURN_IF_ERROR(r.ReadU8(&sym.other));
-    SORUN_RETURN_IF_ERROR(r.ReadU16(&sym.shndx));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&sym.value));
-    SORUN_RETURN_IF_ERROR(r.ReadU64(&sym.size));
+    sym.entry_offset = offset + i * sizeof(Elf64_Sym);
+    Elf64_Sym e;
+    CopyElfStruct(data_, size_, sym.entry_offset, &e);  // inside the table, checked above
+    const uint32_t name_offset = e.st_name;
+    sym.info = e.st_info;
+    sym.other = e.st_other;
+    sym.shndx = e.st_shndx;
+    sym.value = e.st_value;
+    sym.size = e.st_size;
     if (name_offset >= strings_size) {
       return ErrorAt(sym.entry_offset, table_name + " symbol " + std::to_string(i),
                      "name offset " + std::to_string(name_offset) + " is past the end of its string table (" +
@@ -414,9 +397,9 @@ Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint
     }
     sym.name = std::string_view(begin, static_cast<size_t>(static_cast<const char*>(nul) - begin));
     // Section indices mean nothing without section headers (symbols read through PT_DYNAMIC).
-    if (table != elf::kDynamicSegmentTable && sym.shndx != elf::kSymbolUndefined &&
-        sym.shndx < elf::kSymbolReservedLow && sym.shndx >= sections_.size()) {
-      return ErrorAt(sym.entry_offset + 6, table_name + " symbol " + std::to_string(i),
+    if (table != elf::kDynamicSegmentTable && sym.shndx != SHN_UNDEF &&
+        sym.shndx < SHN_LORESERVE && sym.shndx >= sections_.size()) {
+      return ErrorAt(sym.entry_offset + offsetof(Elf64_Sym, st_shndx), table_name + " symbol " + std::to_string(i),
                      "st_shndx " + std::to_string(sym.shndx) + " of symbol '" + std::string(sym.name) +
                          "' is not a section (there are " + std::to_string(sections_.size()) + ")");
     }
@@ -426,13 +409,13 @@ Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint
 }
 
 std::string ElfImage::MachineName() const {
-  switch (machine_) {
-    case 3: return "x86";
-    case 40: return "arm";
-    case elf::kMachineX86_64: return "x86_64";
-    case elf::kMachineAarch64: return "aarch64";
-    case 243: return "riscv";
-    default: return "machine " + std::to_string(machine_);
+  switch (header_.e_machine) {
+    case EM_386: return "x86";
+    case EM_ARM: return "arm";
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_RISCV: return "riscv";
+    default: return "machine " + std::to_string(header_.e_machine);
   }
 }
 
@@ -449,7 +432,7 @@ const ElfSymbol* ElfImage::FindDefinedSymbol(std::string_view name) const {
     const ElfSymbol* local = nullptr;
     for (const ElfSymbol& sym : *table) {
       if (!sym.defined() || sym.name != name) continue;
-      if (sym.binding() != elf::kBindingLocal) return &sym;
+      if (sym.binding() != STB_LOCAL) return &sym;
       if (local == nullptr) local = &sym;
     }
     if (local != nullptr) return local;
@@ -463,7 +446,7 @@ std::string ElfImage::TableName(uint32_t table_index) const {
   if (table_index == elf::kDynamicSegmentTable) return "DT_SYMTAB";
   const ElfSection& table = sections_[table_index];
   if (!table.name.empty()) return std::string(table.name);
-  return table.type == elf::kSectionDynsym ? ".dynsym" : ".symtab";
+  return table.type == SHT_DYNSYM ? ".dynsym" : ".symtab";
 }
 
 std::string ElfImage::SymbolLabel(const ElfSymbol& symbol) const {
@@ -489,19 +472,19 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
     return NotFound(file_name_ + ": no symbol named '" + name + "'" + where);
   }
   const std::string label = file_name_ + ": " + SymbolLabel(*sym);
-  if (sym->shndx == elf::kSymbolAbsolute) {
+  if (sym->shndx == SHN_ABS) {
     return FailedPrecondition(label + " is absolute (SHN_ABS): it has no bytes in the file");
   }
-  if (sym->shndx == elf::kSymbolCommon) {
+  if (sym->shndx == SHN_COMMON) {
     return FailedPrecondition(label + " is a common symbol (SHN_COMMON): it has no bytes in the file");
   }
-  if (sym->shndx == elf::kSymbolExtended) {
+  if (sym->shndx == SHN_XINDEX) {
     return Unimplemented(label + " uses an extended section index (SHN_XINDEX), which is not supported");
   }
-  if (sym->shndx >= elf::kSymbolReservedLow) {
+  if (sym->shndx >= SHN_LORESERVE) {
     return Unimplemented(label + " has the reserved section index " + HexString(sym->shndx));
   }
-  if (sym->type() == elf::kSymbolTypeTls) {
+  if (sym->type() == STT_TLS) {
     return Unimplemented(label + " is thread-local (STT_TLS): its value is not an address");
   }
   if (sym->table == elf::kDynamicSegmentTable) {  // no section headers: bounded by its PT_LOAD segment
@@ -518,12 +501,12 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
     return out;
   }
   const ElfSection& section = sections_[sym->shndx];
-  if (section.type == elf::kSectionNoBits) {
+  if (section.type == SHT_NOBITS) {
     return FailedPrecondition(label + " is in " + SectionLabel(section) +
                               ", a SHT_NOBITS section with no bytes in the file");
   }
-  if (section.type == elf::kSectionNull) {
-    return ErrorAt(sym->entry_offset + 6, TableName(sym->table) + " symbol " +
+  if (section.type == SHT_NULL) {
+    return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_shndx), TableName(sym->table) + " symbol " +
                                               std::to_string(sym->index),
                    "symbol '" + name + "' belongs to " + SectionLabel(section) + " of type SHT_NULL");
   }
@@ -531,15 +514,15 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
   const bool inside = sym->value >= section.addr && sym->value - section.addr <= section.size &&
                       sym->size <= section.size - (sym->value - section.addr);
   if (!inside) {
-    return ErrorAt(sym->entry_offset + 8,
+    return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_value),
                    TableName(sym->table) + " symbol " + std::to_string(sym->index),
                    "symbol '" + name + "' at st_value " + HexString(sym->value) + " with st_size " +
                        std::to_string(sym->size) + " lies outside its " + SectionLabel(section) + " [" +
                        HexString(section.addr) + ", +" + std::to_string(section.size) + ")");
   }
   const uint64_t file_offset = section.offset + (sym->value - section.addr);
-  if (!RangeFits(file_offset, sym->size, size_)) {  // cannot happen for a validated section; kept as a guard
-    return ErrorAt(sym->entry_offset + 8,
+  if (!ElfRangeFits(file_offset, sym->size, size_)) {  // cannot happen for a validated section; kept as a guard
+    return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_value),
                    TableName(sym->table) + " symbol " + std::to_string(sym->index),
                    "symbol '" + name + "' bytes [" + std::to_string(file_offset) + ", +" +
                        std::to_string(sym->size) + ") fall outside the file (" + std::to_string(size_) + " bytes)");

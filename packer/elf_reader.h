@@ -27,40 +27,17 @@
 #include <string_view>
 #include <vector>
 
-#include "format/elf_preflight.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "format/elf_preflight.h"
+#include "format/elf_struct.h"
 #include "serialization/blob_extent.h"
 
 namespace sorun {
 
-// The ELF constants sorun names (values from the System V ABI / <elf.h>).
+// ELF constants and structs come from glibc's <elf.h> (ET_DYN, SHT_DYNSYM, SHN_UNDEF, Elf64_Sym, ...,
+// through format/elf_struct.h); this is the one value sorun adds.
 namespace elf {
-inline constexpr uint16_t kTypeRelocatable = 1;  // ET_REL
-inline constexpr uint16_t kTypeExecutable = 2;   // ET_EXEC
-inline constexpr uint16_t kTypeShared = 3;       // ET_DYN
-inline constexpr uint16_t kMachineX86_64 = 62;   // EM_X86_64
-inline constexpr uint16_t kMachineAarch64 = 183; // EM_AARCH64
-inline constexpr uint32_t kSectionNull = 0;      // SHT_NULL
-inline constexpr uint32_t kSectionProgBits = 1;  // SHT_PROGBITS
-inline constexpr uint32_t kSectionSymtab = 2;    // SHT_SYMTAB
-inline constexpr uint32_t kSectionStrtab = 3;    // SHT_STRTAB
-inline constexpr uint32_t kSectionNoBits = 8;    // SHT_NOBITS (.bss, .tbss)
-inline constexpr uint32_t kSectionDynsym = 11;   // SHT_DYNSYM
-inline constexpr uint16_t kSymbolUndefined = 0;       // SHN_UNDEF
-inline constexpr uint16_t kSymbolReservedLow = 0xff00; // SHN_LORESERVE
-inline constexpr uint16_t kSymbolAbsolute = 0xfff1;   // SHN_ABS
-inline constexpr uint16_t kSymbolCommon = 0xfff2;     // SHN_COMMON
-inline constexpr uint16_t kSymbolExtended = 0xffff;   // SHN_XINDEX
-inline constexpr uint8_t kSymbolTypeTls = 6;          // STT_TLS
-inline constexpr uint8_t kBindingLocal = 0;           // STB_LOCAL
-inline constexpr size_t kHeaderSize = 64;             // sizeof(Elf64_Ehdr)
-inline constexpr size_t kSectionHeaderSize = 64;      // sizeof(Elf64_Shdr)
-inline constexpr size_t kProgramHeaderSize = 56;      // sizeof(Elf64_Phdr)
-inline constexpr size_t kSymbolSize = 24;             // sizeof(Elf64_Sym)
-inline constexpr uint32_t kProgramLoad = 1;           // PT_LOAD
-inline constexpr uint32_t kProgramDynamic = 2;        // PT_DYNAMIC
-inline constexpr uint32_t kSegmentReadable = 4;       // PF_R
 // ElfSymbol::table of symbols read through PT_DYNAMIC (no .dynsym section header).
 inline constexpr uint32_t kDynamicSegmentTable = 0xffffffffu;
 }  // namespace elf
@@ -92,9 +69,9 @@ struct ElfSymbol {
   uint32_t index = 0;  // index within that table
   uint64_t entry_offset = 0;  // file offset of the Elf64_Sym entry
 
-  uint8_t binding() const { return static_cast<uint8_t>(info >> 4); }
-  uint8_t type() const { return static_cast<uint8_t>(info & 0xf); }
-  bool defined() const { return shndx != elf::kSymbolUndefined; }
+  uint8_t binding() const { return static_cast<uint8_t>(ELF64_ST_BIND(info)); }  // STB_GLOBAL, ...
+  uint8_t type() const { return static_cast<uint8_t>(ELF64_ST_TYPE(info)); }     // STT_OBJECT, ...
+  bool defined() const { return shndx != SHN_UNDEF; }
 };
 
 // The bytes of a symbol inside the file. `data` points into the image (valid while it is).
@@ -125,14 +102,21 @@ class ElfImage {
   // The object keeping the bytes alive (null when the caller does).
   const ObjectPtr<Object>& owner() const { return owner_; }
 
-  uint16_t type() const { return type_; }        // e_type (elf::kTypeShared, ...)
-  uint16_t machine() const { return machine_; }  // e_machine
+  // The ELF header as stored (checked: ELF64, little-endian, EI_VERSION 1, e_version 1, e_ehsize).
+  const Elf64_Ehdr& header() const { return header_; }
+  uint16_t type() const { return header_.e_type; }        // e_type (ET_DYN, ...)
+  uint16_t machine() const { return header_.e_machine; }  // e_machine
   // "x86_64", "aarch64", or "machine <n>".
   std::string MachineName() const;
 
   const std::vector<ElfSection>& sections() const { return sections_; }
   // Every program header, in table order (empty for a relocatable object).
   const std::vector<ElfProgramHeader>& program_headers() const { return program_headers_; }
+  // The entries of the (first) PT_DYNAMIC up to and including DT_NULL, as read by
+  // format/elf_preflight.h's ReadElfDynamicFacts; dynamic_terminated() is false when no DT_NULL ends
+  // them. Empty without PT_DYNAMIC.
+  const std::vector<Elf64_Dyn>& dynamic_entries() const { return dynamic_entries_; }
+  bool dynamic_terminated() const { return dynamic_terminated_; }
   // The PT_LOAD segments with their bytes in this image (serialization/blob_extent.h): the facts
   // BoundSymbolBytes / LocateBlob need. Empty for a relocatable object.
   std::vector<LoadSegment> LoadSegments() const;
@@ -162,7 +146,7 @@ class ElfImage {
 
  private:
   Status ParseAll();
-  Status ParseSectionHeaders(uint64_t shoff, uint16_t shentsize, uint16_t shnum, uint16_t shstrndx);
+  Status ParseSectionHeaders();
   Status ParseSymbolTable(const ElfSection& table, std::vector<ElfSymbol>* out);
   // dynamic_symbols_ from DT_SYMTAB / DT_STRTAB (no .dynsym section).
   Status ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts);
@@ -182,10 +166,11 @@ class ElfImage {
   size_t size_ = 0;
   std::string file_name_;
   ObjectPtr<Object> owner_;
-  uint16_t type_ = 0;
-  uint16_t machine_ = 0;
+  Elf64_Ehdr header_ = {};
   std::vector<ElfSection> sections_;
   std::vector<ElfProgramHeader> program_headers_;
+  std::vector<Elf64_Dyn> dynamic_entries_;
+  bool dynamic_terminated_ = false;
   std::vector<ElfSymbol> dynamic_symbols_;
   std::vector<ElfSymbol> static_symbols_;
 };

@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "runtime/data_type.h"
-
 namespace sorun::python {
 
 namespace {
@@ -36,10 +34,10 @@ PyObject* g_error_types[static_cast<int>(StatusCode::kAborted) + 1] = {};
 // ---------------------------------------------------------------- inputs
 
 // Releases a Py_buffer (taking the GIL: the last reference may drop on a thread without it).
-class BufferOwner final : public Object {
+class BufferOwner {
  public:
   Py_buffer view{};
-  ~BufferOwner() override {
+  ~BufferOwner() {
     if (view.obj == nullptr || _Py_IsFinalizing()) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     PyBuffer_Release(&view);
@@ -53,10 +51,10 @@ StatusOr<DLDataType> BufferDType(const char* format, Py_ssize_t itemsize, const 
   if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
   const uint8_t bits = static_cast<uint8_t>(itemsize * 8);
   if (f.size() == 1 && itemsize >= 1 && itemsize <= 8) {
-    if (std::strchr("bhilq", f[0]) != nullptr) return MakeDType(kDLInt, bits);
-    if (std::strchr("BHILQ", f[0]) != nullptr) return MakeDType(kDLUInt, bits);
-    if (std::strchr("efd", f[0]) != nullptr) return MakeDType(kDLFloat, bits);
-    if (f[0] == '?' && itemsize == 1) return Bool();
+    if (std::strchr("bhilq", f[0]) != nullptr) return DLDataType{kDLInt, bits, 1};
+    if (std::strchr("BHILQ", f[0]) != nullptr) return DLDataType{kDLUInt, bits, 1};
+    if (std::strchr("efd", f[0]) != nullptr) return DLDataType{kDLFloat, bits, 1};
+    if (f[0] == '?' && itemsize == 1) return DLDataType{kDLUInt, 1, 1};  // bool
   }
   return InvalidArgument(what + ": buffer format '" + (format != nullptr ? format : "") + "' (itemsize " +
                          std::to_string(itemsize) +
@@ -64,7 +62,7 @@ StatusOr<DLDataType> BufferDType(const char* format, Py_ssize_t itemsize, const 
 }
 
 PyTensorArg FromBuffer(const py::handle& value, const std::string& what) {
-  auto owner = MakeObject<BufferOwner>();
+  auto owner = std::make_shared<BufferOwner>();
   if (PyObject_GetBuffer(value.ptr(), &owner->view, PyBUF_RECORDS_RO) != 0) throw py::error_already_set();
   const Py_buffer& v = owner->view;
   PyTensorArg arg;
@@ -78,7 +76,7 @@ PyTensorArg FromBuffer(const py::handle& value, const std::string& what) {
     arg.strides.push_back(v.strides[i] / v.itemsize);
   }
   arg.dl.data = v.buf;
-  arg.dl.device = CpuDevice();
+  arg.dl.device = DLDevice{kDLCPU, 0};
   arg.dl.ndim = v.ndim;
   arg.dl.dtype = dtype;
   arg.dl.shape = arg.shape.data();
@@ -92,19 +90,19 @@ PyTensorArg FromDLPackObject(const py::handle& value, const std::string& what) {
   py::object capsule = value.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();  // wrong name or a consumed capsule
-  // The capsule is consumed: from here on the Tensor owns the DLManagedTensor (its deleter runs when the
-  // last reference goes, also on an error below).
+  // The capsule is consumed: from here on the NDArray owns the DLManagedTensor (its deleter runs when
+  // the last reference goes, also on an error below).
   if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) throw py::error_already_set();
-  Tensor tensor = Value(Tensor::FromDLPack(managed));
+  auto array = std::make_shared<NDArray>(Value(NDArray::FromDLPack(managed)));
   PyTensorArg arg;
-  arg.dl = *tensor.dl();
-  arg.shape = tensor.shape();
+  arg.dl = array->dl();
+  arg.shape = array->shape();
   arg.dl.shape = arg.shape.data();
-  if (tensor.dl()->strides != nullptr) {
-    arg.strides.assign(tensor.dl()->strides, tensor.dl()->strides + tensor.ndim());
+  if (array->dl().strides != nullptr) {
+    arg.strides.assign(array->dl().strides, array->dl().strides + array->dl().ndim);
     arg.dl.strides = arg.strides.data();
   }
-  arg.owner = tensor.node();
+  arg.owner = std::move(array);
   return arg;
 }
 
@@ -175,54 +173,63 @@ PyTensorArg ToTensorArg(const py::handle& value, const std::string& what) {
 }
 
 void RegisterTensor(py::module_& m) {
-  py::class_<Tensor>(m, "Tensor", py::buffer_protocol(), R"doc(
+  py::class_<NDArray>(m, "Tensor", py::buffer_protocol(), R"doc(
 An n-d array owned by sorun (an output, or a copy of one). Zero-copy to NumPy / PyTorch through
 __dlpack__ (np.from_dlpack, torch.from_dlpack) and, on the CPU, the buffer protocol (np.asarray).
 It keeps its memory alive by itself: it stays valid after its executor and model are gone.
 )doc")
-      .def_property_readonly("shape", [](const Tensor& t) { return ShapeTuple(t.shape()); })
-      .def_property_readonly("dtype", [](const Tensor& t) { return DTypeToString(t.dtype()); })
-      .def_property_readonly("device", [](const Tensor& t) { return DeviceToString(t.device()); })
-      .def_property_readonly("ndim", [](const Tensor& t) { return t.ndim(); })
-      .def("__dlpack__",
-           [](const Tensor& t, const py::object& stream) {
-             (void)stream;  // sorun's device work is complete when a call returns: nothing to order.
-             PyObject* capsule = PyCapsule_New(t.ToDLPack(), "dltensor", &DeleteCapsule);
-             if (capsule == nullptr) throw py::error_already_set();
-             return py::reinterpret_steal<py::object>(capsule);
-           },
-           py::arg("stream") = py::none(), "A DLPack capsule sharing this tensor's memory (zero copy).")
-      .def("__dlpack_device__",
-           [](const Tensor& t) { return py::make_tuple(static_cast<int>(t.device().device_type), t.device().device_id); },
-           "(DLDeviceType, device id).")
-      .def("copy", [](const Tensor& t) {
-             py::gil_scoped_release release;
-             return Value(t.CopyToDevice(CpuDevice()));
-           },
-           "A new CPU tensor holding a copy (also how a device tensor reaches the host).")
-      .def("__repr__", [](const Tensor& t) { return "sorun.Tensor(" + t.Describe() + ")"; })
-      .def_buffer([](const Tensor& t) -> py::buffer_info {
+      .def_property_readonly("shape", [](const NDArray& t) { return ShapeTuple(t.shape()); })
+      .def_property_readonly("dtype", [](const NDArray& t) { return DataTypeName(t.dtype()); })
+      .def_property_readonly("device", [](const NDArray& t) { return DeviceName(t.device()); })
+      .def_property_readonly("ndim", [](const NDArray& t) { return t.dl().ndim; })
+      .def(
+          "__dlpack__",
+          [](const NDArray& t, const py::object& stream) {
+            (void)stream;  // sorun's device work is complete when a call returns: nothing to order.
+            DLManagedTensor* managed = t.ToDLPack();
+            if (managed == nullptr) Check(FailedPrecondition("__dlpack__ of an undefined sorun.Tensor"));
+            PyObject* capsule = PyCapsule_New(managed, "dltensor", &DeleteCapsule);
+            if (capsule == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(capsule);
+          },
+          py::arg("stream") = py::none(), "A DLPack capsule sharing this tensor's memory (zero copy).")
+      .def(
+          "__dlpack_device__",
+          [](const NDArray& t) {
+            return py::make_tuple(static_cast<int>(t.device().device_type), t.device().device_id);
+          },
+          "(DLDeviceType, device id).")
+      .def(
+          "copy",
+          [](const NDArray& t) {
+            py::gil_scoped_release release;
+            return Value(t.CopyTo(DLDevice{kDLCPU, 0}));
+          },
+          "A new CPU tensor holding a copy (also how a device tensor reaches the host).")
+      .def("__repr__", [](const NDArray& t) { return "sorun.Tensor(" + t.Describe() + ")"; })
+      .def_buffer([](const NDArray& t) -> py::buffer_info {
         if (t.device().device_type != kDLCPU) {
-          Check(InvalidArgument("sorun.Tensor on " + DeviceToString(t.device()) +
-                                " has no host buffer: call .copy() first"));
+          Check(
+              InvalidArgument("sorun.Tensor on " + DeviceName(t.device()) + " has no host buffer: call .copy() first"));
         }
         std::string format = BufferFormat(t.dtype());
         if (format.empty()) {
-          Check(InvalidArgument("sorun.Tensor of dtype " + DTypeToString(t.dtype()) + " has no buffer format"));
+          Check(InvalidArgument("sorun.Tensor of dtype " + DataTypeName(t.dtype()) + " has no buffer format"));
         }
-        const ssize_t item = static_cast<ssize_t>(DTypeBytes(t.dtype()));
+        const ssize_t item = static_cast<ssize_t>((t.dtype().bits * t.dtype().lanes + 7) / 8);
         std::vector<ssize_t> shape(t.shape().begin(), t.shape().end());
         std::vector<ssize_t> strides(shape.size());
         ssize_t stride = item;
         for (size_t i = shape.size(); i-- > 0;) {
-          strides[i] = t.dl()->strides != nullptr ? t.dl()->strides[i] * item : stride;
+          strides[i] = t.dl().strides != nullptr ? t.dl().strides[i] * item : stride;
           stride *= shape[i];
         }
-        return py::buffer_info(t.data_as<void>(), item, format, static_cast<ssize_t>(shape.size()), shape, strides,
-                               t.read_only());
+        // Outputs and their copies are writable executor or host memory (never the mapped weights).
+        return py::buffer_info(t.data(), item, format, static_cast<ssize_t>(shape.size()), shape, strides,
+                               /*readonly=*/false);
       });
 }
 
-py::object WrapTensor(Tensor tensor) { return py::cast(std::move(tensor)); }
+py::object WrapTensor(NDArray array) { return py::cast(std::move(array)); }
 
 }  // namespace sorun::python

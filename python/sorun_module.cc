@@ -1,9 +1,11 @@
 // _sorun: the CPython extension behind `import sorun` (python/sorun/__init__.py re-exports it). Binds
-// the public C++ API (api/sorun.h): Load / CreateExecutor / CreateExecutorFromFiles and GraphExecutor.
+// the public C++ API (api/sorun.h): sorun::Model, sorun::Executor (ExecutorOptions from the
+// keywords of Model.executor) and sorun::NDArray (sorun.Tensor).
 //
-// Ownership: a Model holds the loaded module (sorun::Module, reference-counted); an Executor owns its
-// GraphExecutor, which itself keeps the kernel library and the shared weights alive, so any drop order
-// is safe. Tensors returned to Python own (a reference to) their memory.
+// Ownership: a Model holds a sorun::Model (shared, immutable); an Executor owns its sorun::Executor,
+// which itself keeps the model's kernel library and shared weights alive, so any drop order is safe,
+// and the Python-side owners of zero-copy bindings. Tensors returned to Python own (a reference to)
+// their memory.
 // Threads: the GIL is released while loading, creating executors, copying inputs/outputs, running and
 // profiling, so Python threads with one executor each run in parallel. One executor used by two
 // threads at once fails with FailedPreconditionError (the C++ executor's own check).
@@ -12,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,48 +22,23 @@
 
 #include "api/sorun.h"
 #include "python/py_support.h"
-#include "runtime/data_type.h"
-#include "runtime/thread_pool.h"
+#include "runtime/thread_pool.h"  // sorun.num_threads(): the process-wide pool's size
 
 namespace sorun::python {
 namespace {
 
-// A loaded model: `sorun.load(...)`. Immutable after creation except the lazily built metadata
-// executor (guarded by the GIL: it is built without releasing it).
-class PyModel {
- public:
-  PyModel(Module module, std::string path, std::string graph_path, std::string params_path)
-      : module_(std::move(module)),
-        path_(std::move(path)),
-        graph_path_(std::move(graph_path)),
-        params_path_(std::move(params_path)) {}
-
-  // Called with the GIL released.
-  std::unique_ptr<GraphExecutor> Create(const std::vector<DLDevice>& devices) const {
-    if (graph_path_.empty()) return Value(CreateExecutor(module_, devices));
-    return Value(CreateExecutorFromFiles(graph_path_, module_, params_path_, devices));
-  }
-
-  // Inputs/outputs come from a CPU executor built once on first use (its activations are allocated
-  // but no kernel runs): the one implementation of the rule is GraphExecutor::InputInfo.
-  const GraphExecutor& Metadata() {
-    if (!metadata_) metadata_ = Create({CpuDevice()});
-    return *metadata_;
-  }
-
-  const std::string& path() const { return path_; }
-  bool three_file() const { return !graph_path_.empty(); }
-
- private:
-  Module module_;
-  std::string path_, graph_path_, params_path_;
-  std::unique_ptr<GraphExecutor> metadata_;
+// A loaded model: `sorun.load(...)`. Immutable; shared by its executors.
+struct PyModel {
+  Model model;
 };
 
-// An executor: `model.executor(...)`. Holds the model's Python object only to expose it as `.model`.
+// An executor: `model.executor(...)`. Holds the model's Python object only to expose it as `.model`,
+// and what keeps the memory of zero-copy bindings alive (Python objects: touched with the GIL held).
 struct PyExecutor {
-  std::unique_ptr<GraphExecutor> ex;
+  std::map<int, std::shared_ptr<void>> input_owners;   // by input index
+  std::map<int, std::shared_ptr<void>> output_owners;  // by output index
   py::object model;
+  std::optional<Executor> ex;  // declared last: destroyed first, before the owners of its bindings
 };
 
 std::vector<DLDevice> ParseDevices(const py::object& device) {
@@ -81,17 +59,17 @@ std::vector<DLDevice> ParseDevices(const py::object& device) {
 }
 
 // Input/output index of `key` (a name or an int; the C++ calls check the range).
-int InputIndex(const GraphExecutor& ex, const py::handle& key) {
-  if (py::isinstance<py::str>(key)) return Value(ex.GetInputIndex(key.cast<std::string>()));
+int InputIndex(const Executor& ex, const py::handle& key) {
+  if (py::isinstance<py::str>(key)) return Value(ex.InputIndex(key.cast<std::string>()));
   return key.cast<int>();
 }
-int OutputIndex(const GraphExecutor& ex, const py::handle& key) {
-  if (py::isinstance<py::str>(key)) return Value(ex.GetOutputIndex(key.cast<std::string>()));
+int OutputIndex(const Executor& ex, const py::handle& key) {
+  if (py::isinstance<py::str>(key)) return Value(ex.OutputIndex(key.cast<std::string>()));
   return key.cast<int>();
 }
 std::string Describe(const py::handle& key) { return std::string(py::str(py::repr(key))); }
 
-void SetInput(GraphExecutor& ex, const py::handle& key, const py::handle& value) {
+void SetInput(Executor& ex, const py::handle& key, const py::handle& value) {
   int index = InputIndex(ex, key);
   PyTensorArg arg = ToTensorArg(value, "set_input " + Describe(key));
   py::gil_scoped_release release;
@@ -104,14 +82,14 @@ py::list TensorInfos(const std::vector<TensorInfo>& infos) {
   return out;
 }
 
-// run() with the inputs already set: one GIL release around GraphExecutor::Run().
+// run() with the inputs already set: one GIL release around Executor::Run().
 void RunPreset(PyExecutor& self) {
   py::gil_scoped_release release;
   Check(self.ex->Run());
 }
 
 py::object Run(PyExecutor& self, const py::args& args, const py::kwargs& kwargs) {
-  GraphExecutor& ex = *self.ex;
+  Executor& ex = *self.ex;
   bool has_inputs = kwargs.size() > 0;
   if (args.size() > 1 || (args.size() == 1 && !py::isinstance<py::dict>(args[0]))) {
     throw py::type_error("run(): give inputs as keywords (run(data=x)) or as one dict (run({'data': x}))");
@@ -127,13 +105,14 @@ py::object Run(PyExecutor& self, const py::args& args, const py::kwargs& kwargs)
   }
   if (!has_inputs) return py::none();
   // With inputs: every output, copied to new CPU tensors (they survive the next run).
-  std::vector<Tensor> outputs;
+  std::vector<NDArray> outputs;
   {
     py::gil_scoped_release release;
-    for (int i = 0; i < ex.num_outputs(); ++i) outputs.push_back(Value(Value(ex.GetOutput(i)).CopyToDevice(CpuDevice())));
+    const int n = static_cast<int>(ex.outputs().size());
+    for (int i = 0; i < n; ++i) outputs.push_back(Value(Value(ex.GetOutput(i)).CopyTo(DLDevice{kDLCPU, 0})));
   }
   py::list out;
-  for (Tensor& t : outputs) out.append(WrapTensor(std::move(t)));
+  for (NDArray& t : outputs) out.append(WrapTensor(std::move(t)));
   return std::move(out);
 }
 
@@ -141,44 +120,46 @@ void BindTensorInfo(py::module_& m) {
   py::class_<TensorInfo>(m, "TensorInfo", "Name, shape and dtype of a graph input or output (immutable).")
       .def_property_readonly("name", [](const TensorInfo& i) { return i.name; })
       .def_property_readonly("shape", [](const TensorInfo& i) { return py::tuple(py::cast(i.shape)); })
-      .def_property_readonly("dtype", [](const TensorInfo& i) { return DTypeToString(i.dtype); })
+      .def_property_readonly("dtype", [](const TensorInfo& i) { return DataTypeName(i.dtype); })
       .def_property_readonly("is_param", [](const TensorInfo& i) { return i.is_param; },
                              "True for a parameter bound from the model's weights.")
       .def("__repr__", [](const TensorInfo& i) {
         return "TensorInfo(name=" + Describe(py::str(i.name)) + ", shape=" + Describe(py::tuple(py::cast(i.shape))) +
-               ", dtype='" + DTypeToString(i.dtype) + "'" + (i.is_param ? ", is_param=True" : "") + ")";
+               ", dtype='" + DataTypeName(i.dtype) + "'" + (i.is_param ? ", is_param=True" : "") + ")";
       });
 }
 
 void BindModel(py::module_& m) {
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", "A loaded model (sorun.load). Shared by its executors.")
-      .def_property_readonly("path", &PyModel::path)
-      .def_property_readonly("inputs", [](PyModel& self) { return TensorInfos(self.Metadata().InputInfo(true)); },
-                             "Every graph input, parameters included (is_param=True).")
-      .def_property_readonly("outputs", [](PyModel& self) { return TensorInfos(self.Metadata().OutputInfo()); })
+      .def_property_readonly("path", [](const PyModel& self) { return self.model.path(); })
+      .def_property_readonly(
+          "inputs", [](const PyModel& self) { return TensorInfos(self.model.inputs()); },
+          "Every graph input, parameters included (is_param=True).")
+      .def_property_readonly("outputs", [](const PyModel& self) { return TensorInfos(self.model.outputs()); })
       .def(
           "executor",
-          [](py::object self, const py::object& device, std::optional<int> num_threads) {
-            if (num_threads && *num_threads != ThreadPool::Global().num_threads()) {
-              Check(Unimplemented("executor(num_threads=" + std::to_string(*num_threads) +
-                                  "): kernels run on the process-wide pool of " +
-                                  std::to_string(ThreadPool::Global().num_threads()) +
-                                  " threads; set SORUN_NUM_THREADS before the first run to change it"));
-            }
-            std::vector<DLDevice> devices = ParseDevices(device);
+          [](py::object self, const py::object& device, std::optional<int> num_threads,
+             std::optional<std::vector<int>> cpu_affinity, std::optional<int64_t> spin_us) {
+            ExecutorOptions options;
+            options.devices = ParseDevices(device);
+            options.num_threads = num_threads.value_or(0);
+            if (cpu_affinity) options.cpu_affinity = *cpu_affinity;
+            options.spin_us = spin_us;
             auto model = self.cast<std::shared_ptr<PyModel>>();
             PyExecutor ex;
             {
               py::gil_scoped_release release;
-              ex.ex = model->Create(devices);
+              ex.ex.emplace(Value(model->model.NewExecutor(options)));
             }
             ex.model = std::move(self);
             return ex;
           },
-          py::arg("device") = "cpu", py::arg("num_threads") = py::none(),
+          py::arg("device") = "cpu", py::arg("num_threads") = py::none(), py::arg("cpu_affinity") = py::none(),
+          py::arg("spin_us") = py::none(),
           "A new executor on `device` (\"cpu\", \"opencl\", \"opencl:1\", \"cuda:0\", or a list, first = default). "
-          "Executors of one model share its weights.")
-      .def("__repr__", [](const PyModel& self) { return "sorun.Model(" + Describe(py::str(self.path())) + ")"; });
+          "Executors of one model share its weights. num_threads / cpu_affinity / spin_us (sorun::ExecutorOptions) "
+          "give the executor a thread pool of its own; left out, its kernels use the process-wide pool.")
+      .def("__repr__", [](const PyModel& self) { return "sorun.Model(" + Describe(py::str(self.model.path())) + ")"; });
 }
 
 void BindExecutor(py::module_& m) {
@@ -190,11 +171,14 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
       .def_property_readonly("devices",
                              [](const PyExecutor& self) {
                                std::vector<std::string> out;
-                               for (DLDevice d : self.ex->devices()) out.push_back(DeviceToString(d));
+                               for (DLDevice d : self.ex->devices()) out.push_back(DeviceName(d));
                                return out;
                              })
-      .def_property_readonly("inputs", [](const PyExecutor& self) { return TensorInfos(self.ex->InputInfo(true)); })
-      .def_property_readonly("outputs", [](const PyExecutor& self) { return TensorInfos(self.ex->OutputInfo()); })
+      .def_property_readonly(
+          "num_threads", [](const PyExecutor& self) { return self.ex->num_threads(); },
+          "Threads of the pool its kernels use (its own, or the process-wide pool).")
+      .def_property_readonly("inputs", [](const PyExecutor& self) { return TensorInfos(self.ex->inputs()); })
+      .def_property_readonly("outputs", [](const PyExecutor& self) { return TensorInfos(self.ex->outputs()); })
       .def(
           "set_input",
           [](PyExecutor& self, const py::object& key, const py::object& value, const py::kwargs& kwargs) {
@@ -212,8 +196,11 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           [](PyExecutor& self, const py::object& key, const py::object& value) {
             int index = InputIndex(*self.ex, key);
             PyTensorArg arg = ToTensorArg(value, "set_input_zero_copy " + Describe(key));
-            py::gil_scoped_release release;
-            Check(self.ex->SetInputZeroCopy(index, arg.dl, std::move(arg.owner)));
+            {
+              py::gil_scoped_release release;
+              Check(self.ex->SetInputZeroCopy(index, arg.dl));
+            }
+            self.input_owners[index] = std::move(arg.owner);  // kept while bound
           },
           py::arg("key"), py::arg("value"),
           "The kernels read input `key` from `value` itself (compact, 64-byte aligned on the CPU); the executor "
@@ -223,8 +210,11 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           [](PyExecutor& self, const py::object& key, const py::object& value) {
             int index = OutputIndex(*self.ex, key);
             PyTensorArg arg = ToTensorArg(value, "set_output_zero_copy " + Describe(key));
-            py::gil_scoped_release release;
-            Check(self.ex->SetOutputZeroCopy(index, arg.dl, std::move(arg.owner)));
+            {
+              py::gil_scoped_release release;
+              Check(self.ex->SetOutputZeroCopy(index, arg.dl));
+            }
+            self.output_owners[index] = std::move(arg.owner);  // kept while bound
           },
           py::arg("key"), py::arg("value"), "The kernels write output `key` into `value` (same checks).")
       // run() without inputs is the hot path: its own overload, tried first, so a call builds no
@@ -245,16 +235,18 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           "Output `key` (index or name) as a zero-copy view of the executor's memory. The view keeps that "
           "memory alive (also after the executor is gone), and the next run() overwrites its contents: "
           "use .copy() or np.array(...) to keep a result.")
-      .def("get_num_inputs", [](const PyExecutor& self) { return self.ex->num_inputs(); },
-           "Number of graph inputs, parameters included (as TVM).")
-      .def("get_num_outputs", [](const PyExecutor& self) { return self.ex->num_outputs(); })
+      .def(
+          "get_num_inputs", [](const PyExecutor& self) { return self.ex->inputs().size(); },
+          "Number of graph inputs, parameters included (as TVM).")
+      .def("get_num_outputs", [](const PyExecutor& self) { return self.ex->outputs().size(); })
       .def(
           "get_input_info",
           [](const PyExecutor& self) {
             py::dict shapes, dtypes;
-            for (const TensorInfo& i : self.ex->InputInfo(false)) {
+            for (const TensorInfo& i : self.ex->inputs()) {
+              if (i.is_param) continue;
               shapes[py::str(i.name)] = py::tuple(py::cast(i.shape));
-              dtypes[py::str(i.name)] = DTypeToString(i.dtype);
+              dtypes[py::str(i.name)] = DataTypeName(i.dtype);
             }
             return py::make_tuple(shapes, dtypes);
           },
@@ -316,21 +308,22 @@ PYBIND11_MODULE(_sorun, m) {
       [](const std::string& path, std::optional<std::string> graph, std::optional<std::string> params,
          std::optional<bool> verify_checksum) {
         if (params && !graph) Check(InvalidArgument("load(" + path + "): params= needs graph= (the three-file form)"));
-        LoadOptions options;
+        RuntimeOptions options;
         options.verify_checksum = verify_checksum;
-        Module module;
+        std::optional<Model> loaded;
         {
           py::gil_scoped_release release;
-          module = Value(Load(path, options));
-          if (!graph) Value(GetFactory(module));  // a bare kernel library needs graph=
+          // A bare kernel library is refused by Model::Load: it needs graph=.
+          loaded.emplace(graph ? Value(Model::LoadFromFiles(*graph, path, params.value_or(""), options))
+                               : Value(Model::Load(path, options)));
         }
-        return std::make_shared<PyModel>(std::move(module), path, graph.value_or(""), params.value_or(""));
+        return std::make_shared<PyModel>(PyModel{std::move(*loaded)});
       },
       py::arg("path"), py::arg("graph") = py::none(), py::arg("params") = py::none(),
       py::arg("verify_checksum") = py::none(),
       "Loads a model library (.so or .tar). Three-file form: load(lib, graph=\"g.json\", params=\"p.params\").");
   // Private, for bench/python_overhead.py only: the C++ baseline measured in this process, on this
-  // executor. Releases the GIL once, calls GraphExecutor::Run() n times back to back and returns the
+  // executor. Releases the GIL once, calls Executor::Run() n times back to back and returns the
   // elapsed nanoseconds (steady_clock), so the per-call difference to n Python ex.run() calls is the
   // binding's cost. Stops at the first failing Run() and raises its error.
   m.def(

@@ -161,7 +161,8 @@ int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   return sorun::GuardCBoundary("TVMBackendParallelLaunch", -1, [&]() -> int {
-    return sorun::ThreadPool::Global().Launch(flambda, cdata, num_task);
+    // The running executor's own pool (ThreadPool::Scope), else the process-wide one.
+    return sorun::ThreadPool::Current().Launch(flambda, cdata, num_task);
   });
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/packed_func.h"
 
+#include <type_traits>
+
 #include "runtime/data_type.h"
 #include "runtime/last_error.h"
 #include "runtime/module.h"
@@ -287,35 +289,18 @@ Value Value::FromFunc(PackedFunc f) {
 }
 
 Value Value::FromArg(const PackedArgs& args, int i) {
-  TVMValue v = args.value(i);
-  switch (args.code(i)) {
-    case kTVMStr:
-      return v.v_str ? Str(v.v_str) : Value();
-    case kTVMBytes: {
-      auto* b = static_cast<const TVMByteArray*>(v.v_handle);
-      return b ? Bytes(std::string(b->data, b->size)) : Value();
-    }
-    case kTVMNDArrayHandle:
-      return v.v_handle ? FromTensor(Tensor(ObjectPtr<TensorNode>::FromRaw(
-                                         TensorNode::FromDLTensor(static_cast<DLTensor*>(v.v_handle)))))
-                        : Value();
-    case kTVMModuleHandle:
-      return v.v_handle ? FromModule(Module(ObjectPtr<ModuleNode>::FromRaw(static_cast<ModuleNode*>(v.v_handle))))
-                        : Value();
-    case kTVMPackedFuncHandle:
-      return v.v_handle ? FromFunc(PackedFunc(ObjectPtr<PackedFuncNode>::FromRaw(
-                                       static_cast<PackedFuncNode*>(v.v_handle))))
-                        : Value();
-    default: {
-      Value out;
-      out.code_ = args.code(i);
-      out.raw_ = v;
-      return out;
-    }
-  }
+  return FromRaw(args.value(i), args.code(i), /*adopt=*/false);
 }
 
-Value Value::FromRawReturn(TVMValue v, int code) {
+Value Value::FromRawReturn(TVMValue v, int code) { return FromRaw(v, code, /*adopt=*/true); }
+
+Value Value::FromRaw(TVMValue v, int code, bool adopt) {
+  // An object handle either gains a reference (an argument the caller keeps) or takes over the one
+  // the C function transferred (a return value).
+  auto take = [adopt](auto* object) {
+    using T = std::remove_pointer_t<decltype(object)>;
+    return adopt ? ObjectPtr<T>::Adopt(object) : ObjectPtr<T>::FromRaw(object);
+  };
   switch (code) {
     case kTVMStr:
       return v.v_str ? Str(v.v_str) : Value();
@@ -324,16 +309,12 @@ Value Value::FromRawReturn(TVMValue v, int code) {
       return b ? Bytes(std::string(b->data, b->size)) : Value();
     }
     case kTVMNDArrayHandle:
-      return v.v_handle ? FromTensor(Tensor(ObjectPtr<TensorNode>::Adopt(
-                                         TensorNode::FromDLTensor(static_cast<DLTensor*>(v.v_handle)))))
+      return v.v_handle ? FromTensor(Tensor(take(TensorNode::FromDLTensor(static_cast<DLTensor*>(v.v_handle)))))
                         : Value();
     case kTVMModuleHandle:
-      return v.v_handle ? FromModule(Module(ObjectPtr<ModuleNode>::Adopt(static_cast<ModuleNode*>(v.v_handle))))
-                        : Value();
+      return v.v_handle ? FromModule(Module(take(static_cast<ModuleNode*>(v.v_handle)))) : Value();
     case kTVMPackedFuncHandle:
-      return v.v_handle ? FromFunc(PackedFunc(
-                              ObjectPtr<PackedFuncNode>::Adopt(static_cast<PackedFuncNode*>(v.v_handle))))
-                        : Value();
+      return v.v_handle ? FromFunc(PackedFunc(take(static_cast<PackedFuncNode*>(v.v_handle)))) : Value();
     default: {
       Value out;
       out.code_ = code;

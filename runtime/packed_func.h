@@ -122,6 +122,9 @@ class Value {
 
  private:
   void Fixup();  // re-point raw_ at owned string storage after copy/move
+  // FromArg (adopt false: objects gain a reference) and FromRawReturn (adopt true: they take over the
+  // reference the C function transferred): one conversion of a raw TVMValue.
+  static Value FromRaw(TVMValue v, int code, bool adopt);
   int code_ = kTVMNullptr;
   TVMValue raw_;
   std::string str_;

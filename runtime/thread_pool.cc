@@ -1,7 +1,13 @@
 #include "runtime/thread_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/env_vars.h"
 #include "runtime/last_error.h"
@@ -11,6 +17,8 @@ namespace {
 
 // True on pool workers and on a launcher while it runs tasks: a nested launch runs inline.
 thread_local bool t_in_parallel_region = false;
+// The innermost ThreadPool::Scope's pool on this thread (nullptr: Global()).
+thread_local ThreadPool* t_current_pool = nullptr;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,14 +34,41 @@ constexpr int kSpinIterations = 4000;
 // (0: sleep at once, for machines shared with other busy processes).
 constexpr int64_t kDefaultWorkerSpinUs = 1000;
 
-int64_t WorkerSpinNs() {
-  // A bad value falls back to the default here (a worker cannot fail); CheckSorunEnvironment()
-  // reports it to the caller of sorun::Initialize() and to the CLI.
-  static const int64_t ns = [] {
-    auto v = ThreadPool::ConfiguredSpinUs();
-    return (v.ok() && v->has_value() ? **v : kDefaultWorkerSpinUs) * 1000;
-  }();
-  return ns;
+// SORUN_SPIN_US, else the default. A bad value falls back to the default here (a pool constructor
+// cannot fail); CheckSorunEnvironment() reports it to the caller of sorun::Initialize() and to the CLI.
+int64_t DefaultSpinUs() {
+  auto v = ThreadPool::ConfiguredSpinUs();
+  return v.ok() && v->has_value() ? **v : kDefaultWorkerSpinUs;
+}
+
+// "0-3, 6" for the CPUs in `set`.
+std::string CpuListString(const cpu_set_t& set) {
+  std::string s;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    s += (s.empty() ? "" : ", ") + std::to_string(cpu) + (last > cpu ? "-" + std::to_string(last) : "");
+    cpu = last;
+  }
+  return s.empty() ? "none" : s;
+}
+
+// OK when every id of `cpus` is a CPU this process may run on (the main thread's affinity mask).
+Status CheckCpuIds(const std::vector<int>& cpus) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(getpid(), sizeof(allowed), &allowed) != 0) {
+    return Internal(std::string("cpu_affinity: cannot read this process's CPU affinity: ") + std::strerror(errno));
+  }
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const int cpu = cpus[i];
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
+      return InvalidArgument("cpu_affinity[" + std::to_string(i) + "]: CPU " + std::to_string(cpu) +
+                             " is not one this process may run on (allowed CPUs: " + CpuListString(allowed) + ")");
+    }
+  }
+  return Status::Ok();
 }
 
 int64_t NowNs() {
@@ -48,8 +83,9 @@ StatusOr<std::optional<int64_t>> ThreadPool::ConfiguredNumThreads() {
 }
 
 StatusOr<std::optional<int64_t>> ThreadPool::ConfiguredSpinUs() {
-  return GetEnvInt(kEnvSpinUs, 0, kMaxSpinUs,
-                   "microseconds an idle worker polls before it sleeps; unset: " + std::to_string(kDefaultWorkerSpinUs));
+  return GetEnvInt(
+      kEnvSpinUs, 0, kMaxSpinUs,
+      "microseconds an idle worker polls before it sleeps; unset: " + std::to_string(kDefaultWorkerSpinUs));
 }
 
 int ThreadPool::DefaultNumThreads() {
@@ -64,9 +100,57 @@ ThreadPool& ThreadPool::Global() {
   return *pool;
 }
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
+ThreadPool& ThreadPool::Current() {
+  ThreadPool* pool = t_current_pool;
+  return pool != nullptr ? *pool : Global();
+}
+
+ThreadPool::Scope::Scope(ThreadPool* pool) : previous_(t_current_pool) { t_current_pool = pool; }
+
+ThreadPool::Scope::~Scope() { t_current_pool = previous_; }
+
+ThreadPool::ThreadPool(int num_threads) : ThreadPool(num_threads, DefaultSpinUs(), {}) {}
+
+ThreadPool::ThreadPool(int num_threads, int64_t spin_us, std::vector<int> cpu_affinity)
+    : num_threads_(num_threads < 1 ? 1 : num_threads),
+      spin_ns_(spin_us * 1000),
+      cpu_affinity_(std::move(cpu_affinity)) {
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+}
+
+StatusOr<std::shared_ptr<ThreadPool>> ThreadPool::Create(const ThreadPoolOptions& options) {
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument("num_threads " + std::to_string(options.num_threads) +
+                           " is out of range (0 = " + kEnvNumThreads + " or one per hardware thread, else 1.." +
+                           std::to_string(kMaxThreads) + ")");
+  }
+  if (options.spin_us.has_value() && (*options.spin_us < 0 || *options.spin_us > kMaxSpinUs)) {
+    return InvalidArgument("spin_us " + std::to_string(*options.spin_us) + " is out of range (0.." +
+                           std::to_string(kMaxSpinUs) + " microseconds)");
+  }
+  SORUN_RETURN_IF_ERROR(CheckCpuIds(options.cpu_affinity));
+  const int threads = options.num_threads > 0 ? options.num_threads : DefaultNumThreads();
+  const int64_t spin_us = options.spin_us.has_value() ? *options.spin_us : DefaultSpinUs();
+  std::shared_ptr<ThreadPool> pool(new ThreadPool(threads, spin_us, options.cpu_affinity));
+  SORUN_RETURN_IF_ERROR(pool->PinWorkers());
+  return pool;
+}
+
+Status ThreadPool::PinWorkers() {
+  if (cpu_affinity_.empty()) return Status::Ok();
+  for (size_t w = 0; w < workers_.size(); ++w) {  // workers_[w] is worker w + 1
+    const int cpu = cpu_affinity_[w % cpu_affinity_.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    const int rc = pthread_setaffinity_np(workers_[w].native_handle(), sizeof(set), &set);
+    if (rc != 0) {
+      return InvalidArgument("cpu_affinity: cannot pin worker " + std::to_string(w + 1) + " to CPU " +
+                             std::to_string(cpu) + ": " + std::strerror(rc));
+    }
+  }
+  return Status::Ok();
 }
 
 ThreadPool::~ThreadPool() {
@@ -162,10 +246,10 @@ void ThreadPool::WorkerLoop(int worker_index) {
   t_in_parallel_region = true;
   uint64_t seen = 0;
   while (true) {
-    // Wait for a new generation: poll for up to WorkerSpinNs() (checking the clock every 64 pauses),
-    // then sleep. Yielding instead of pausing would hand the core to other processes and add their
-    // time slice to the wake-up latency.
-    const int64_t spin_until = NowNs() + WorkerSpinNs();
+    // Wait for a new generation: poll for up to spin_ns_ (checking the clock every 64 pauses), then
+    // sleep. Yielding instead of pausing would hand the core to other processes and add their time
+    // slice to the wake-up latency.
+    const int64_t spin_until = NowNs() + spin_ns_;
     int spins = 0;
     while (generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_relaxed)) {
       if ((++spins & 63) != 0 || NowNs() < spin_until) {
@@ -183,8 +267,7 @@ void ThreadPool::WorkerLoop(int worker_index) {
     if (stop_.load(std::memory_order_relaxed)) return;
     seen = generation_.load(std::memory_order_acquire);
     if (worker_index < job_num_task_) RunSlot(worker_index);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        launcher_sleeping_.load(std::memory_order_seq_cst)) {
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && launcher_sleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(wake_mutex_);
       done_cv_.notify_all();
     }

@@ -9,12 +9,16 @@ PACKAGES=(
   rapidjson-dev            # graph JSON
   libdlpack-dev            # DLPack 0.6 headers
   zlib1g-dev               # inflating gzip-compressed .tar exports (TVM writes `tar -czf`)
+  libxxhash-dev            # XXH64 (blob checksum), used header-only: no runtime dependency (base/xxhash64.cc)
+  libarchive-dev           # test-only: an independent tar reader the tar tests compare sorun's against
   libgtest-dev             # GoogleTest
   libbenchmark-dev         # Google Benchmark
   ocl-icd-opencl-dev       # the OpenCL ICD loader
   opencl-headers
   pocl-opencl-icd          # a real OpenCL device on the CPU
   clang                    # libFuzzer builds
+  clang-format             # the lint job (tools/ci/lint.sh, .clang-format)
+  clang-tidy               # the lint job (.clang-tidy)
   lld                      # a third linker layout for the ELF blob injector tests (optional)
   libclang-rt-14-dev       # sanitizer / fuzzer runtimes for clang
   python3                  # test drivers and fixture scripts

@@ -158,8 +158,7 @@ StatusOr<std::vector<OpenclSourcePiece>> SplitOpenclSource(std::string_view sour
   return pieces;
 }
 
-StatusOr<ObjectPtr<OpenclModuleNode>> OpenclModuleNode::Create(DeviceModulePayload payload,
-                                                                OpenclModuleOptions options) {
+StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload) {
   const std::string& fmt = payload.fmt;
   if (fmt == "xclbin" || fmt == "awsxclbin" || fmt == "aocx") {
     return Unimplemented("opencl module: fmt '" + fmt +
@@ -171,42 +170,71 @@ StatusOr<ObjectPtr<OpenclModuleNode>> OpenclModuleNode::Create(DeviceModulePaylo
   }
   if (IsBlank(payload.data)) return DataLoss("opencl module: the OpenCL source is empty");
 
-  ObjectPtr<OpenclModuleNode> node(ObjectPtr<OpenclModuleNode>::FromRaw(new OpenclModuleNode()));
-  SORUN_ASSIGN_OR_RETURN(std::vector<OpenclSourcePiece> pieces, SplitOpenclSource(payload.data));
-  const bool split = !pieces[0].kernel.empty();
-  if (split && pieces.size() != payload.functions.size()) {
-    return DataLoss("opencl module: the source has " + std::to_string(pieces.size()) +
-                    " kernel pieces ('// Function:' lines) but the function map lists " +
-                    std::to_string(payload.functions.size()) + " kernels");
+  OpenclPayloadPlan plan;
+  SORUN_ASSIGN_OR_RETURN(plan.pieces, SplitOpenclSource(payload.data));
+  plan.split = !plan.pieces[0].kernel.empty();
+  if (plan.split) {  // pieces are unique (SplitOpenclSource), kernels too (below): one piece per kernel
+    const std::string counts = "the source has " + std::to_string(plan.pieces.size()) +
+                               " kernel pieces ('// Function:' lines) and the function map lists " +
+                               std::to_string(payload.functions.size()) + " kernels";
+    for (const auto& [name, info] : payload.functions) {
+      const bool has_piece = std::any_of(plan.pieces.begin(), plan.pieces.end(),
+                                         [&](const OpenclSourcePiece& p) { return p.kernel == name; });
+      if (!has_piece) {
+        return DataLoss("opencl module: " + counts + ": kernel '" + name +
+                        "' of the function map has no '// Function: " + name + "' piece in the source");
+      }
+    }
+    for (const OpenclSourcePiece& piece : plan.pieces) {
+      if (payload.Find(piece.kernel) == nullptr) {
+        return DataLoss("opencl module: " + counts + ": the '// Function: " + piece.kernel +
+                        "' piece has no kernel '" + piece.kernel + "' in the function map");
+      }
+    }
   }
-  for (OpenclSourcePiece& piece : pieces) {
+  for (size_t k = 0; k < payload.functions.size(); ++k) {
+    const auto& [name, info] = payload.functions[k];
+    for (size_t j = 0; j < k; ++j) {
+      if (payload.functions[j].first == name) return DataLoss("opencl module: kernel '" + name + "' listed twice");
+    }
+    OpenclPayloadPlan::Kernel kernel;
+    SORUN_ASSIGN_OR_RETURN(kernel.config, LaunchConfig::FromFunctionInfo(name, info));
+    for (size_t i = 0; i < info.arg_types.size(); ++i) {
+      auto bytes = KernelArgBytes(info.arg_types[i]);
+      if (!bytes.ok()) {
+        return std::move(bytes).status().Annotate("opencl module: kernel '" + name + "' argument " + std::to_string(i));
+      }
+      kernel.arg_bytes.push_back(*bytes);
+    }
+    if (plan.split) {  // found: checked above
+      auto it = std::find_if(plan.pieces.begin(), plan.pieces.end(),
+                             [&](const OpenclSourcePiece& p) { return p.kernel == name; });
+      kernel.program = static_cast<size_t>(it - plan.pieces.begin());
+    }
+    plan.kernels.push_back(std::move(kernel));
+  }
+  return plan;
+}
+
+StatusOr<ObjectPtr<OpenclModuleNode>> OpenclModuleNode::Create(DeviceModulePayload payload,
+                                                                OpenclModuleOptions options) {
+  SORUN_ASSIGN_OR_RETURN(OpenclPayloadPlan plan, PlanOpenclPayload(payload));
+  ObjectPtr<OpenclModuleNode> node(ObjectPtr<OpenclModuleNode>::FromRaw(new OpenclModuleNode()));
+  for (OpenclSourcePiece& piece : plan.pieces) {
     Program program;
-    program.label = split ? "the program of kernel '" + piece.kernel + "'"
-                          : "the whole-source program (" + std::to_string(payload.functions.size()) + " kernels)";
+    program.label = plan.split ? "the program of kernel '" + piece.kernel + "'"
+                               : "the whole-source program (" + std::to_string(payload.functions.size()) + " kernels)";
     program.source = std::move(piece.source);
     node->programs_.push_back(std::move(program));
   }
   node->payload_ = std::move(payload);
-  for (const auto& kv : node->payload_.functions) {
+  for (size_t k = 0; k < node->payload_.functions.size(); ++k) {
     Kernel kernel;
-    kernel.name = kv.first;
-    kernel.info = &kv.second;
-    SORUN_ASSIGN_OR_RETURN(kernel.config, LaunchConfig::FromFunctionInfo(kv.first, kv.second));
-    for (size_t i = 0; i < kv.second.arg_types.size(); ++i) {
-      auto bytes = KernelArgBytes(kv.second.arg_types[i]);
-      if (!bytes.ok()) {
-        return std::move(bytes).status().Annotate("opencl module: kernel '" + kv.first + "' argument " + std::to_string(i));
-      }
-      kernel.arg_bytes.push_back(*bytes);
-    }
-    if (split) {
-      auto it = std::find_if(pieces.begin(), pieces.end(), [&](const OpenclSourcePiece& p) { return p.kernel == kv.first; });
-      if (it == pieces.end()) {
-        return DataLoss("opencl module: kernel '" + kv.first + "' of the function map has no '// Function: " + kv.first +
-                        "' piece in the source");
-      }
-      kernel.program = static_cast<size_t>(it - pieces.begin());
-    }
+    kernel.name = node->payload_.functions[k].first;
+    kernel.info = &node->payload_.functions[k].second;
+    kernel.config = std::move(plan.kernels[k].config);
+    kernel.arg_bytes = std::move(plan.kernels[k].arg_bytes);
+    kernel.program = plan.kernels[k].program;
     node->kernels_.push_back(std::move(kernel));
   }
 

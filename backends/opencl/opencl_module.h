@@ -62,6 +62,25 @@ struct OpenclSourcePiece {
 // kernel name or a name that appears twice.
 StatusOr<std::vector<OpenclSourcePiece>> SplitOpenclSource(std::string_view source);
 
+// What an "opencl" payload builds and launches, planned from the payload alone (no OpenCL platform).
+struct OpenclPayloadPlan {
+  struct Kernel {
+    LaunchConfig config;
+    std::vector<size_t> arg_bytes;  // bytes of each argument as the kernel receives it
+    size_t program = 0;             // index into `pieces`
+  };
+  std::vector<OpenclSourcePiece> pieces;  // one program each; one undivided piece when not split
+  bool split = false;                     // the source is split per kernel ("// Function:" lines)
+  std::vector<Kernel> kernels;            // in payload.functions order
+};
+
+// The one check of an "opencl" payload, run by OpenclModuleNode::Create when a model loads and by
+// `sorun pack` before it writes one: fmt 'cl' (FPGA binaries are Unimplemented), a non-blank source,
+// no kernel listed twice, a launchable FunctionInfo and argument types for every kernel, and, when
+// the source is split, exactly one '// Function:' piece per kernel. DataLoss "opencl module: ..."
+// otherwise. Pure function of the payload.
+StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload);
+
 // The module itself (see the file comment). Created only through Create(); owns its payload and
 // programs; thread-safe.
 class OpenclModuleNode final : public ModuleNode {

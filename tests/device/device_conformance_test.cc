@@ -7,7 +7,7 @@
 #include <numeric>
 #include <thread>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"

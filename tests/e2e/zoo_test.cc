@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "runtime/device_api.h"
 #include "base/file_util.h"
 #include "backends/opencl/opencl_module.h"

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/data_type.h"
 #include "packer/exporter.h"

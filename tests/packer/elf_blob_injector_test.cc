@@ -90,8 +90,8 @@ Tensor FloatTensor(const std::vector<float>& values) {
 std::vector<ElfSymbol> Exports(const ElfImage& image) {
   std::vector<ElfSymbol> out;
   for (const ElfSymbol& s : image.dynamic_symbols()) {
-    if (s.defined() && !s.name.empty() && s.binding() != elf::kBindingLocal && s.type() != elf::kSymbolTypeTls &&
-        s.shndx != elf::kSymbolAbsolute && s.name != "__tvm_dev_mblob" && s.name != "__sorun_blob_checksum") {
+    if (s.defined() && !s.name.empty() && s.binding() != STB_LOCAL && s.type() != STT_TLS &&
+        s.shndx != SHN_ABS && s.name != "__tvm_dev_mblob" && s.name != "__sorun_blob_checksum") {
       out.push_back(s);
     }
   }

@@ -103,12 +103,12 @@ class ElfReaderTest : public ::testing::Test {
 // Reading real files.
 
 TEST_F(ElfReaderTest, FindsTheBlobBytesInASharedLibrary) {
-  EXPECT_EQ(image_.type(), elf::kTypeShared);
+  EXPECT_EQ(image_.type(), ET_DYN);
 #if defined(__x86_64__)
-  EXPECT_EQ(image_.machine(), elf::kMachineX86_64);
+  EXPECT_EQ(image_.machine(), EM_X86_64);
   EXPECT_EQ(image_.MachineName(), "x86_64");
 #elif defined(__aarch64__)
-  EXPECT_EQ(image_.machine(), elf::kMachineAarch64);
+  EXPECT_EQ(image_.machine(), EM_AARCH64);
   EXPECT_EQ(image_.MachineName(), "aarch64");
 #endif
   auto blob = image_.FindSymbolData("__tvm_dev_mblob");
@@ -226,7 +226,7 @@ TEST_F(ElfReaderTest, ListsDefinedSymbolsByPrefix) {
 TEST_F(ElfReaderTest, ReadsRelocatableObjects) {
   auto image = ElfImage::Parse(Bytes(object_), object_.size(), "elf_test_blob.o");
   ASSERT_TRUE(image.ok()) << image.status().ToString();
-  EXPECT_EQ(image->type(), elf::kTypeRelocatable);
+  EXPECT_EQ(image->type(), ET_REL);
   EXPECT_TRUE(image->dynamic_symbols().empty());
   auto blob = image->FindSymbolData("__tvm_dev_mblob");
   ASSERT_TRUE(blob.ok()) << blob.status().ToString();

@@ -13,7 +13,7 @@
 #include <map>
 #include <mutex>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"

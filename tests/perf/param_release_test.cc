@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
 #include "runtime/data_type.h"

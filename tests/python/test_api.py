@@ -163,12 +163,20 @@ def test_profile_table(mlp):
         assert 0 < r["min_us"] <= r["mean_us"]
 
 
-def test_num_threads(mlp):
+def test_num_threads(mlp, mlp_data):
+    x, expected = mlp_data
     n = sorun.num_threads()
     assert n >= 1
-    mlp.executor(num_threads=n)  # the pool's own size is accepted
-    with pytest.raises(sorun.UnimplementedError, match="process-wide pool"):
-        mlp.executor(num_threads=n + 1)
+    assert mlp.executor().num_threads == n  # the process-wide pool
+    own = mlp.executor(num_threads=n + 1, spin_us=0)  # a pool of its own (ExecutorOptions)
+    assert own.num_threads == n + 1
+    np.testing.assert_allclose(np.asarray(own.run(data=x)[0]), expected, rtol=1e-5, atol=1e-7)
+    pinned = mlp.executor(num_threads=2, cpu_affinity=[sorted(os.sched_getaffinity(0))[-1]])
+    np.testing.assert_allclose(np.asarray(pinned.run(data=x)[0]), expected, rtol=1e-5, atol=1e-7)
+    with pytest.raises(sorun.InvalidArgumentError, match="num_threads -1"):
+        mlp.executor(num_threads=-1)
+    with pytest.raises(sorun.InvalidArgumentError, match="CPU 100000"):
+        mlp.executor(num_threads=2, cpu_affinity=[100000])
 
 
 def test_opencl_on_pocl_or_unavailable(zoo):

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
 #include "backends/device_module_payload.h"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "runtime/tensor_io.h"
 
 namespace sorun {

@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "runtime/tensor_io.h"
 #include "packer/exporter.h"

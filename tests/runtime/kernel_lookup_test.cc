@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
 #include "runtime/library_module.h"

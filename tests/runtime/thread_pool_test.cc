@@ -1,13 +1,18 @@
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
+#include "runtime/c_runtime_api.h"
 #include "runtime/last_error.h"
 #include "runtime/workspace_pool.h"
+#include "tests/util/status_matchers.h"
 
 namespace sorun {
 namespace {
@@ -134,6 +139,136 @@ TEST(ThreadPoolTest, DefaultThreadCountHonoursEnvironment) {
   setenv("SORUN_NUM_THREADS", "junk", 1);
   EXPECT_GE(ThreadPool::DefaultNumThreads(), 1);
   unsetenv("SORUN_NUM_THREADS");
+}
+
+// ---- ThreadPool::Create options, Current() and Scope.
+
+TEST(ThreadPoolOptionsTest, CreateHonoursThreadsAndSpin) {
+  ThreadPoolOptions options;
+  options.num_threads = 3;
+  options.spin_us = 0;
+  auto pool = ThreadPool::Create(options);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  EXPECT_EQ((*pool)->num_threads(), 3);
+  EXPECT_EQ((*pool)->spin_us(), 0);
+  EXPECT_TRUE((*pool)->cpu_affinity().empty());
+  for (int i = 0; i < 200; ++i) {  // spin 0: workers sleep between launches, and still run every task
+    Counts c;
+    ASSERT_EQ((*pool)->Launch(CountTask, &c, 0), 0);
+    ASSERT_EQ(c.total.load(), 3);
+  }
+}
+
+TEST(ThreadPoolOptionsTest, ExplicitOptionsWinOverTheEnvironment) {
+  setenv("SORUN_NUM_THREADS", "1", 1);
+  setenv("SORUN_SPIN_US", "5", 1);
+  ThreadPoolOptions two;
+  two.num_threads = 2;
+  two.spin_us = 7;
+  auto explicit_pool = ThreadPool::Create(two);
+  auto env_pool = ThreadPool::Create(ThreadPoolOptions{});  // unset options: the environment decides
+  unsetenv("SORUN_NUM_THREADS");
+  unsetenv("SORUN_SPIN_US");
+  ASSERT_TRUE(explicit_pool.ok()) << explicit_pool.status().ToString();
+  ASSERT_TRUE(env_pool.ok()) << env_pool.status().ToString();
+  EXPECT_EQ((*explicit_pool)->num_threads(), 2);
+  EXPECT_EQ((*explicit_pool)->spin_us(), 7);
+  EXPECT_EQ((*env_pool)->num_threads(), 1);
+  EXPECT_EQ((*env_pool)->spin_us(), 5);
+}
+
+TEST(ThreadPoolOptionsTest, BadOptionsAreErrorsNamingTheValue) {
+  ThreadPoolOptions o;
+  o.num_threads = -1;
+  EXPECT_ERROR(ThreadPool::Create(o).status(), StatusCode::kInvalidArgument, "num_threads -1");
+  o.num_threads = 5000;
+  EXPECT_ERROR(ThreadPool::Create(o).status(), StatusCode::kInvalidArgument, "num_threads 5000", "1..1024");
+  o = ThreadPoolOptions{};
+  o.spin_us = -2;
+  EXPECT_ERROR(ThreadPool::Create(o).status(), StatusCode::kInvalidArgument, "spin_us -2");
+  o = ThreadPoolOptions{};
+  o.num_threads = 2;
+  o.cpu_affinity = {-1};
+  EXPECT_ERROR(ThreadPool::Create(o).status(), StatusCode::kInvalidArgument, "CPU -1", "allowed CPUs");
+  o.cpu_affinity = {0, 100000};  // checked even where no worker would use it
+  EXPECT_ERROR(ThreadPool::Create(o).status(), StatusCode::kInvalidArgument, "cpu_affinity[1]", "CPU 100000");
+}
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(getpid(), sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// Each task records the CPUs its thread may run on (sched_getaffinity of the calling thread).
+struct AffinityRecord {
+  cpu_set_t per_task[8];
+};
+
+int RecordAffinity(int task_id, TVMParallelGroupEnv*, void* cdata) {
+  auto* r = static_cast<AffinityRecord*>(cdata);
+  CPU_ZERO(&r->per_task[task_id]);
+  return sched_getaffinity(0, sizeof(cpu_set_t), &r->per_task[task_id]) == 0 ? 0 : -1;
+}
+
+TEST(ThreadPoolOptionsTest, WorkersArePinnedAndTheLauncherIsNot) {
+  const std::vector<int> allowed = AllowedCpus();
+  ASSERT_FALSE(allowed.empty());
+  const int cpu = allowed.back();
+  ThreadPoolOptions o;
+  o.num_threads = 3;
+  o.cpu_affinity = {cpu};
+  auto pool = ThreadPool::Create(o);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  EXPECT_EQ((*pool)->cpu_affinity(), std::vector<int>{cpu});
+  AffinityRecord r;
+  ASSERT_EQ((*pool)->Launch(RecordAffinity, &r, 3), 0);  // task i runs on worker i; task 0 on this thread
+  for (int task = 1; task < 3; ++task) {
+    EXPECT_EQ(CPU_COUNT(&r.per_task[task]), 1) << "task " << task;
+    EXPECT_TRUE(CPU_ISSET(cpu, &r.per_task[task])) << "task " << task;
+  }
+  EXPECT_EQ(CPU_COUNT(&r.per_task[0]), static_cast<int>(allowed.size()));  // the launcher is not moved
+}
+
+TEST(ThreadPoolOptionsTest, CurrentFollowsTheScopesOfThisThreadOnly) {
+  auto pool = ThreadPool::Create(ThreadPoolOptions{});
+  ASSERT_TRUE(pool.ok());
+  EXPECT_EQ(&ThreadPool::Current(), &ThreadPool::Global());
+  {
+    ThreadPool::Scope scope(pool->get());
+    EXPECT_EQ(&ThreadPool::Current(), pool->get());
+    ThreadPool* seen_elsewhere = nullptr;
+    std::thread other([&] { seen_elsewhere = &ThreadPool::Current(); });
+    other.join();
+    EXPECT_EQ(seen_elsewhere, &ThreadPool::Global());
+    {
+      ThreadPool::Scope inner(nullptr);
+      EXPECT_EQ(&ThreadPool::Current(), &ThreadPool::Global());
+    }
+    EXPECT_EQ(&ThreadPool::Current(), pool->get());
+  }
+  EXPECT_EQ(&ThreadPool::Current(), &ThreadPool::Global());
+}
+
+TEST(ThreadPoolOptionsTest, ParallelLaunchUsesTheCurrentPool) {
+  ThreadPoolOptions o;
+  o.num_threads = ThreadPool::Global().num_threads() + 3;  // a size the global pool does not have
+  auto pool = ThreadPool::Create(o);
+  ASSERT_TRUE(pool.ok());
+  Counts c;
+  {
+    ThreadPool::Scope scope(pool->get());
+    ASSERT_EQ(TVMBackendParallelLaunch(CountTask, &c, 0), 0);  // num_task 0: one task per pool thread
+  }
+  EXPECT_EQ(c.total.load(), o.num_threads);
+  Counts g;
+  ASSERT_EQ(TVMBackendParallelLaunch(CountTask, &g, 0), 0);
+  EXPECT_EQ(g.total.load(), ThreadPool::Global().num_threads());
 }
 
 TEST(WorkspacePoolTest, ReusesBlocksLifo) {

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "serialization/blob_extent.h"
 #include "packer/elf_reader.h"
 #include "serialization/loader.h"

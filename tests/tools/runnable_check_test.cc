@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
 #include "tests/robustness/catalogue.h"

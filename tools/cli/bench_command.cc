@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "graph_executor/memory_plan.h"
+#include "graph_executor/memory_plan.h"  // FormatBytes
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
@@ -28,7 +28,7 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
       {"--json", "", false, false, "", "print one JSON object instead of text"},
       {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
-      {"--prefetch", "", true, false, "MODE", "weights at load: none, willneed (default) or populate (LoadOptions::prefetch)"},
+      {"--prefetch", "", true, false, "MODE", "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
       {"--warm-executor", "", false, false, "", "call GraphExecutor::Warmup() before the first run (timed, part of TTFR)"},
   };
   return specs;
@@ -43,13 +43,13 @@ std::string Ms(double v) {
   return buf;
 }
 
-const char* PrefetchName(LoadOptions::Prefetch mode) {
+const char* PrefetchName(RuntimeOptions::Prefetch mode) {
   switch (mode) {
-    case LoadOptions::Prefetch::kNone:
+    case RuntimeOptions::Prefetch::kNone:
       return "none";
-    case LoadOptions::Prefetch::kWillNeed:
+    case RuntimeOptions::Prefetch::kWillNeed:
       return "willneed";
-    case LoadOptions::Prefetch::kPopulate:
+    case RuntimeOptions::Prefetch::kPopulate:
       return "populate";
   }
   return "?";
@@ -174,8 +174,8 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   BenchResult result;
   result.model = pos[0];
   if (flags->Has("--device")) {
-    auto d = ParseDeviceFlag(flags->Value("--device"));
-    if (!d.ok()) return UsageError(io, "bench: " + d.status().message());
+    auto d = ParseDevice(flags->Value("--device"));
+    if (!d.ok()) return UsageError(io, "bench: --device: " + d.status().message());
     result.device = *d;
   }
   result.warmup = kDefaultWarmup;
@@ -200,11 +200,11 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   if (flags->Has("--prefetch")) {
     const std::string mode = flags->Value("--prefetch");
     if (mode == "none") {
-      source.prefetch = LoadOptions::Prefetch::kNone;
+      source.prefetch = RuntimeOptions::Prefetch::kNone;
     } else if (mode == "willneed") {
-      source.prefetch = LoadOptions::Prefetch::kWillNeed;
+      source.prefetch = RuntimeOptions::Prefetch::kWillNeed;
     } else if (mode == "populate") {
-      source.prefetch = LoadOptions::Prefetch::kPopulate;
+      source.prefetch = RuntimeOptions::Prefetch::kPopulate;
     } else {
       return UsageError(io, "bench: --prefetch '" + mode + "' is not one of none, willneed, populate");
     }
@@ -247,7 +247,7 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   result.current_rss = CurrentRssBytes();
   // ru_maxrss is updated lazily by the kernel and can trail the current RSS.
   result.peak_rss = std::max(PeakRssBytes(), result.current_rss);
-  result.memory = s.executor().memory_plan().devices;
+  result.memory = s.executor().Memory();
 
   if (flags->Has("--json")) {
     io.out << ToJson(result) << "\n";

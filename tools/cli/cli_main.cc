@@ -1,5 +1,6 @@
 #include "tools/cli/cli_main.h"
 
+#include "api/sorun.h"
 #include "tools/cli/bench_command.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/inspect_command.h"
@@ -7,7 +8,6 @@
 #include "tools/cli/run_command.h"
 #include "tools/cli/text_table.h"
 #include "tools/cli/verify_command.h"
-#include "tools/cli/version.h"
 
 namespace sorun {
 namespace cli {
@@ -47,7 +47,7 @@ std::string CommandNames() {
 }  // namespace
 
 std::string VersionLine() {
-  return std::string("sorun ") + kSorunVersion +
+  return std::string("sorun ") + Version() +
          " (TVM legacy ABI v0.8-v0.20, graph executor; backends: cpu, opencl, cuda)";
 }
 

@@ -5,10 +5,10 @@
 // (WriteDeviceModulePayload) without touching any driver. CUDA modules are made with
 // CreateCudaModule, which does not touch the driver either; this node serves both.
 //
-// MakeOpenclPayloadModule runs the checks OpenclModuleNode::Create runs (fmt "cl", non-blank source,
-// "// Function:" pieces matching the kernels, launchable FunctionInfo) so a pack fails where a load
-// would. The node is binary-serializable only (not runnable: it has no functions). Immutable;
-// thread-safe.
+// MakeOpenclPayloadModule runs the check OpenclModuleNode::Create runs (PlanOpenclPayload: fmt "cl",
+// non-blank source, "// Function:" pieces matching the kernels, launchable FunctionInfo and argument
+// types), with its error codes, so a pack fails where a load would. The node is binary-serializable
+// only (not runnable: it has no functions). Immutable; thread-safe.
 #ifndef SORUN_TOOLS_CLI_DEVICE_PAYLOAD_MODULE_H_
 #define SORUN_TOOLS_CLI_DEVICE_PAYLOAD_MODULE_H_
 
@@ -38,7 +38,8 @@ class DevicePayloadModuleNode final : public ModuleNode {
   DeviceModulePayload payload_;
 };
 
-// An "opencl" payload module after OpenclModuleNode::Create's validation (see above).
+// An "opencl" payload module after OpenclModuleNode::Create's validation (see above); a payload
+// without kernels is refused too (InvalidArgument).
 StatusOr<Module> MakeOpenclPayloadModule(DeviceModulePayload payload);
 
 }  // namespace cli

@@ -14,16 +14,9 @@ namespace sorun {
 namespace cli {
 namespace {
 
-constexpr uint8_t kSymbolTypeFunc = 2;  // STT_FUNC
-constexpr uint8_t kSymbolTypeGnuIFunc = 10;
-constexpr uint8_t kBindingGlobal = 1;
-constexpr uint8_t kBindingWeak = 2;
-
-constexpr uint32_t kProgramLoad = 1;  // PT_LOAD
-
 bool IsExportedFunction(const ElfSymbol& s) {
-  return s.defined() && !s.name.empty() && (s.type() == kSymbolTypeFunc || s.type() == kSymbolTypeGnuIFunc) &&
-         (s.binding() == kBindingGlobal || s.binding() == kBindingWeak) && s.name != "_init" && s.name != "_fini";
+  return s.defined() && !s.name.empty() && (s.type() == STT_FUNC || s.type() == STT_GNU_IFUNC) &&
+         (s.binding() == STB_GLOBAL || s.binding() == STB_WEAK) && s.name != "_init" && s.name != "_fini";
 }
 
 }  // namespace
@@ -117,7 +110,7 @@ static ElfSymbolData ExtentData(const ElfImage& image, const ElfSymbol& sym, con
   data.name = std::string(sym.name);
   data.section = "PT_LOAD segment " + std::to_string(extent.segment);
   for (const ElfSection& s : image.sections()) {  // the section name, when section headers exist
-    if (s.type != elf::kSectionNoBits && s.addr <= extent.address && extent.address - s.addr < s.size &&
+    if (s.type != SHT_NOBITS && s.addr <= extent.address && extent.address - s.addr < s.size &&
         s.addr != 0) {
       data.section = std::string(s.name);
       break;

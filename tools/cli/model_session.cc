@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 
-#include "api/sorun.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/environment.h"
@@ -84,12 +83,6 @@ StatusOr<std::vector<InputFile>> ParseInputFlags(const std::vector<std::string>&
   return inputs;
 }
 
-StatusOr<DLDevice> ParseDeviceFlag(const std::string& text) {
-  auto device = ParseDevice(text);
-  if (!device.ok()) return InvalidArgument("--device: " + device.status().message());
-  return *device;
-}
-
 StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& source, DLDevice device) {
   std::unique_ptr<ModelSession> session(new ModelSession());
   session->source_ = source;
@@ -105,39 +98,49 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   if (!present.ok()) return NamePath(std::move(present), source.model_path);
   // The CLI verifies the blob checksum unless --no-verify (the library's default is not to). The choice
   // is explicit, so it wins over SORUN_VERIFY_CHECKSUM (which only sets the library's default).
-  LoadOptions options;
+  RuntimeOptions options;
   options.verify_checksum = source.verify_checksum;
   options.prefetch = source.prefetch;
   double t0 = NowMs();
-  auto model = Load(source.model_path, options);
-  if (!model.ok()) return NamePath(std::move(model).status(), source.model_path);
-  session->model_ = std::move(*model);
-  double t1 = NowMs();
-  session->load_ms_ = t1 - t0;
-
   if (source.graph_path.empty()) {
-    if (!GetFactory(session->model_).ok()) {
-      return FailedPrecondition(source.model_path + ": the library's root module is '" +
-                                session->model_.type_key() +
-                                "', not a GraphExecutorFactory (a kernel library): give its graph with --graph G.json "
-                                "[--params P.params]");
+    auto model = Model::Load(source.model_path, options);
+    if (!model.ok()) {
+      Status s = NamePath(std::move(model).status(), source.model_path);
+      if (s.code() == StatusCode::kFailedPrecondition &&
+          s.message().find("not a GraphExecutorFactory") != std::string::npos) {
+        // A kernel library: say how the CLI takes the rest of a three-file deployment.
+        return FailedPrecondition(s.message() + ": --graph G.json [--params P.params]");
+      }
+      return s;
     }
-    auto executor = CreateExecutor(session->model_, {device});
-    if (!executor.ok()) return NamePath(std::move(executor).status(), source.model_path);
-    session->executor_ = std::move(*executor);
+    session->model_ = std::move(*model);
   } else {
-    // The library loaded above is the kernel library: the three-file path does not load it again.
-    auto executor = CreateExecutorFromFiles(source.graph_path, session->model_, source.params_path, {device});
-    if (!executor.ok()) {
+    // MODEL is the kernel library; the graph and params files are read and checked here too.
+    auto model = Model::LoadFromFiles(source.graph_path, source.model_path, source.params_path, options);
+    if (!model.ok()) {
       // An error about the params or the graph file starts with that file's path, not the model's.
-      Status s = std::move(executor).status();
+      Status s = std::move(model).status();
       for (const std::string* file : {&source.params_path, &source.graph_path}) {
         if (!file->empty() && s.message().find(*file) != std::string::npos) return StartWithPath(std::move(s), *file);
       }
       return NamePath(std::move(s), source.model_path);
     }
-    session->executor_ = std::move(*executor);
+    session->model_ = std::move(*model);
   }
+  double t1 = NowMs();
+  session->load_ms_ = t1 - t0;
+
+  ExecutorOptions executor_options;
+  executor_options.devices = {device};
+  auto executor = session->model_->NewExecutor(executor_options);
+  if (!executor.ok()) {
+    Status s = std::move(executor).status();
+    if (!source.graph_path.empty() && s.message().find(source.graph_path) != std::string::npos) {
+      return StartWithPath(std::move(s), source.graph_path);
+    }
+    return NamePath(std::move(s), source.model_path);
+  }
+  session->executor_ = std::move(*executor);
   const double t2 = NowMs();
   session->create_ms_ = t2 - t1;
   if (source.warm_executor) {
@@ -150,7 +153,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
 
 std::string ModelSession::InputList() const {
   std::string s;
-  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/true)) {
+  for (const TensorInfo& t : executor_->inputs()) {
     s += (s.empty() ? "" : ", ") + t.name + " " + Describe(t.dtype, t.shape) + (t.is_param ? " (param)" : "");
   }
   return s.empty() ? "none" : s;
@@ -159,7 +162,7 @@ std::string ModelSession::InputList() const {
 Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_missing,
                                 std::vector<std::string>* filled) {
   std::map<std::string, TensorInfo> by_name;
-  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/true)) by_name[t.name] = t;
+  for (const TensorInfo& t : executor_->inputs()) by_name[t.name] = t;
   std::set<std::string> bound;
   for (const InputFile& f : inputs) {
     auto it = by_name.find(f.name);
@@ -180,8 +183,8 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
     bound.insert(f.name);
   }
   std::vector<TensorInfo> missing;
-  for (const TensorInfo& t : executor_->InputInfo(/*include_params=*/false)) {
-    if (!bound.count(t.name)) missing.push_back(t);
+  for (const TensorInfo& t : executor_->inputs()) {
+    if (!t.is_param && !bound.count(t.name)) missing.push_back(t);
   }
   if (missing.empty()) return Status::Ok();
   if (!fill_missing) {
@@ -201,10 +204,7 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
   return Status::Ok();
 }
 
-Status ModelSession::Sync() {
-  SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device_.device_type));
-  return api->Sync(device_, nullptr);
-}
+Status ModelSession::Sync() { return executor_->Synchronize(); }
 
 Status ModelSession::Run() {
   Status s = executor_->Run();
@@ -213,9 +213,13 @@ Status ModelSession::Run() {
 }
 
 StatusOr<Tensor> ModelSession::OutputOnHost(int index) {
-  SORUN_ASSIGN_OR_RETURN(Tensor out, executor_->GetOutput(index));
-  if (out.device().device_type == kDLCPU && IsCompact(*out.dl())) return out;
-  return out.CopyToDevice(CpuDevice());
+  if (index < 0 || index >= static_cast<int>(executor_->outputs().size())) {
+    return OutOfRange("output index " + std::to_string(index) + " out of range");
+  }
+  const TensorInfo& info = executor_->outputs()[static_cast<size_t>(index)];
+  SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(info.shape, info.dtype, CpuDevice()));
+  SORUN_RETURN_IF_ERROR(executor_->CopyOutputTo(index, *host.dl()));
+  return host;
 }
 
 void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {

@@ -1,7 +1,8 @@
-// ModelSession: what `sorun run` and `sorun bench` share. Loads a model (one file through sorun::Load
-// + CreateExecutor, or the three-file path through CreateExecutorFromFiles with MODEL as the kernel
-// library), creates the executor on one device, binds inputs from .npy files (or deterministic
-// pseudo-random values), runs with device synchronisation and fetches outputs to the host.
+// ModelSession: what `sorun run` and `sorun bench` add to the public API (api/sorun.h). The model is
+// loaded with sorun::Model::Load (or Model::LoadFromFiles for the three-file path, MODEL being the
+// kernel library) and run by a sorun::Executor on one device; the session times loading, creation
+// and warmup, binds inputs from .npy files (or deterministic pseudo-random values), runs with device
+// synchronisation and fetches outputs to the host.
 //
 // Before loading, the library is read as bytes (ModelFile): a non-ELF, malformed or truncated file is
 // an error naming it, never a crash inside dlopen().
@@ -16,14 +17,13 @@
 #include <dlpack/dlpack.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_executor.h"
-#include "runtime/module.h"
+#include "api/sorun.h"
 #include "base/status.h"
 #include "runtime/tensor.h"
-#include "serialization/loader.h"
 
 namespace sorun {
 namespace cli {
@@ -33,8 +33,8 @@ struct ModelSource {
   std::string graph_path;   // set: three-file deployment (MODEL is the kernel library)
   std::string params_path;  // optional, only with graph_path
   bool verify_checksum = true;
-  LoadOptions::Prefetch prefetch = LoadOptions{}.prefetch;  // the library's default unless --prefetch
-  bool warm_executor = false;  // call GraphExecutor::Warmup() after creating the executor (timed apart)
+  RuntimeOptions::Prefetch prefetch = RuntimeOptions{}.prefetch;  // the library's default unless --prefetch
+  bool warm_executor = false;  // call Executor::Warmup() after creating the executor (timed apart)
 };
 
 // One --input NAME=FILE.npy.
@@ -47,16 +47,14 @@ struct InputFile {
 // name given twice.
 StatusOr<std::vector<InputFile>> ParseInputFlags(const std::vector<std::string>& values);
 
-// Parses --device: cpu, opencl[:N], cuda[:N] (also gpu = cuda). InvalidArgument (usage error) otherwise.
-StatusOr<DLDevice> ParseDeviceFlag(const std::string& text);
-
 class ModelSession {
  public:
   // Loads the model and creates an executor on `device` (Unavailable when the device is absent).
   // Times both steps (load_ms, create_ms).
   static StatusOr<std::unique_ptr<ModelSession>> Open(const ModelSource& source, DLDevice device);
 
-  GraphExecutor& executor() { return *executor_; }
+  const Model& model() const { return *model_; }
+  Executor& executor() { return *executor_; }
   DLDevice device() const { return device_; }
   double load_ms() const { return load_ms_; }
   double create_ms() const { return create_ms_; }
@@ -69,7 +67,7 @@ class ModelSession {
   Status Run();
   // Waits until the device is idle.
   Status Sync();
-  // Output `index` copied to a compact CPU tensor.
+  // Output `index` copied to a new compact CPU tensor.
   StatusOr<Tensor> OutputOnHost(int index);
 
  private:
@@ -78,8 +76,8 @@ class ModelSession {
 
   ModelSource source_;
   DLDevice device_{kDLCPU, 0};
-  Module model_;
-  std::unique_ptr<GraphExecutor> executor_;
+  std::optional<Model> model_;
+  std::optional<Executor> executor_;
   double load_ms_ = 0;
   double create_ms_ = 0;
   double warmup_ms_ = 0;

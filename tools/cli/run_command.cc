@@ -72,8 +72,8 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   if (pos.size() > 1) return UsageError(io, "run: unexpected argument '" + pos[1] + "' (one MODEL only)");
   DLDevice device = CpuDevice();
   if (flags->Has("--device")) {
-    auto d = ParseDeviceFlag(flags->Value("--device"));
-    if (!d.ok()) return UsageError(io, "run: " + d.status().message());
+    auto d = ParseDevice(flags->Value("--device"));
+    if (!d.ok()) return UsageError(io, "run: --device: " + d.status().message());
     device = *d;
   }
   auto inputs = ParseInputFlags(flags->Values("--input"));
@@ -98,7 +98,7 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto session = ModelSession::Open(source, device);
   if (!session.ok()) return ModelError(io, session.status());
   ModelSession& s = **session;
-  std::vector<TensorInfo> outputs = s.executor().OutputInfo();
+  const std::vector<TensorInfo>& outputs = s.executor().outputs();
   std::vector<std::string> paths;
   for (size_t i = 0; i < outputs.size(); ++i) {
     paths.push_back((std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "api/sorun.h"
 #include "tools/npy.h"
@@ -19,6 +20,13 @@ namespace {
 std::string Runfile(const char* argv0, const std::string& rel) {
   if (const char* dir = std::getenv("RUNFILES_DIR")) return std::string(dir) + "/sorun/" + rel;
   return std::string(argv0) + ".runfiles/sorun/" + rel;
+}
+
+// "[1, 64]".
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
 }
 
 int Fail(const sorun::Status& s) {
@@ -50,9 +58,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto model = sorun::Load(model_path);
+  auto model = sorun::Model::Load(model_path);
   if (!model.ok()) return Fail(model.status());
-  auto exec = sorun::CreateExecutor(*model, {sorun::CpuDevice()});
+  auto exec = model->NewExecutor();  // on the CPU
   if (!exec.ok()) return Fail(exec.status());
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
@@ -68,26 +76,34 @@ int main(int argc, char** argv) {
   if (runfiles != std::string::npos) shown = shown.substr(runfiles + std::string(".runfiles/sorun/").size());
   std::printf("model: %s (%.1f KiB, one file: graph + weights + kernels), loaded and ready in %.2f ms\n",
               shown.c_str(), static_cast<double>(st.st_size) / 1024.0, load_ms);
-  auto inputs = (*exec)->InputInfo(false);
-  auto outputs = (*exec)->OutputInfo();
-  std::printf("input  '%s' %s%s   output '%s' %s%s\n\n", inputs[0].name.c_str(),
-              sorun::DTypeToString(inputs[0].dtype).c_str(),
-              sorun::ShapeToString(inputs[0].shape.data(), static_cast<int>(inputs[0].shape.size())).c_str(),
-              outputs[0].name.c_str(), sorun::DTypeToString(outputs[0].dtype).c_str(),
-              sorun::ShapeToString(outputs[0].shape.data(), static_cast<int>(outputs[0].shape.size())).c_str());
+  const sorun::TensorInfo* first = &model->inputs()[0];
+  for (const sorun::TensorInfo& t : model->inputs()) {
+    if (!t.is_param) {  // the image; the other inputs are the weights
+      first = &t;
+      break;
+    }
+  }
+  const sorun::TensorInfo& input = *first;
+  const sorun::TensorInfo& output = model->outputs()[0];
+  std::printf("input  '%s' %s%s   output '%s' %s%s\n\n", input.name.c_str(), sorun::DataTypeName(input.dtype).c_str(),
+              ShapeText(input.shape).c_str(), output.name.c_str(), sorun::DataTypeName(output.dtype).c_str(),
+              ShapeText(output.shape).c_str());
 
-  auto sample = sorun::Tensor::Empty({1, 64}, sorun::Float32(), sorun::CpuDevice());
+  auto sample = sorun::NDArray::Empty({1, 64}, input.dtype);
+  if (!sample.ok()) return Fail(sample.status());
   int correct = 0;
   double run_ms = 0;
   for (int64_t i = 0; i < n; ++i) {
     std::memcpy(sample->data(), x->data_as<float>() + i * 64, 64 * sizeof(float));
-    sorun::Status s = (*exec)->SetInput("data", *sample->dl());
+    sorun::Status s = exec->SetInput(input.name, sample->dl());
     if (!s.ok()) return Fail(s);
     auto r0 = std::chrono::steady_clock::now();
-    s = (*exec)->Run();
+    s = exec->Run();
     run_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count();
     if (!s.ok()) return Fail(s);
-    const float* p = (*exec)->GetOutput(0)->data_as<float>();
+    auto probabilities = exec->GetOutput(0);  // the executor's own output array (no copy)
+    if (!probabilities.ok()) return Fail(probabilities.status());
+    const float* p = probabilities->data_as<float>();
     int best = static_cast<int>(std::max_element(p, p + 10) - p);
     int truth = static_cast<int>(y->data_as<int64_t>()[i]);
     correct += best == truth;

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/sorun.h"
+#include "api/model_loading.h"
 #include "graph_executor/factory_module.h"
 #include "format/binary_reader.h"
 #include "base/file_util.h"

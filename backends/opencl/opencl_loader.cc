@@ -1,11 +1,10 @@
-// The OpenCL entry points the runtime's OpenCL backend (backends/opencl) calls, forwarded to the
-// system ICD loader (libOpenCL.so.1) opened with dlopen on the first call. Linked into the Python
-// extension only, so that `import sorun` needs nothing but libc/libstdc++/libm: without an OpenCL
-// loader every call reports CL_PLATFORM_NOT_FOUND_KHR, which the backend turns into its usual
-// "no OpenCL platform" Unavailable error; with one (PoCL here), device="opencl" works as in C++.
-// The list is exactly the undefined cl* symbols of //backends/opencl (`nm -u` on its objects). A new
-// call in the backend that is missing here keeps libOpenCL.so in the extension's DT_NEEDED, which
-// tests/python/test_packaging.py reports.
+// The OpenCL entry points the OpenCL backend calls, forwarded to the system ICD loader
+// (libOpenCL.so.1) opened with dlopen on the first call. Part of the backend, so that nothing that
+// links sorun (the CLI, libsorun.so, the Python extension, the Triton backend) needs libOpenCL.so.1 to
+// start: without an OpenCL loader every call reports CL_PLATFORM_NOT_FOUND_KHR, which the backend
+// turns into its usual "no OpenCL platform" Unavailable error; with one (PoCL here), OpenCL devices
+// work. The list is exactly the cl* functions the backend calls; one missing here is an undefined
+// symbol at link time (the backend no longer links -lOpenCL).
 // Thread-safe: the loader is opened once (function-local static) and symbols are resolved with dlsym,
 // which is thread-safe; each resolved pointer is cached in an atomic.
 #include <CL/cl.h>

@@ -1,0 +1,381 @@
+/* The C API (api/sorun_c.h) from a C program linked against libsorun.so: runs the zoo MLP (one file,
+ * three files, copied and zero-copy inputs and outputs, DLPack output) and checks the error paths
+ * (NULL arguments, bad path, unknown input, wrong dtype, out-of-range index, option struct sizes, the
+ * last-error text). Plain C11, no test framework: CHECK prints what failed and the test exits 1. */
+#include <dlpack/dlpack.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/sorun_c.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                                                 \
+  do {                                                                                                              \
+    if (!(cond)) {                                                                                                  \
+      fprintf(stderr, "%s:%d: CHECK failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond, sorun_last_error()); \
+      ++failures;                                                                                                   \
+    }                                                                                                               \
+  } while (0)
+
+/* A call that must succeed; the test cannot go on otherwise. */
+#define OK_OR_DIE(call)                                                                                     \
+  do {                                                                                                      \
+    sorun_status_t status_ = (call);                                                                        \
+    if (status_ != SORUN_OK) {                                                                              \
+      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call, sorun_status_name(status_), \
+              sorun_last_error());                                                                          \
+      exit(1);                                                                                              \
+    }                                                                                                       \
+  } while (0)
+
+/* `call` fails with `expected` and the last error contains `text`. */
+#define CHECK_FAILS(call, expected, text)                                                                  \
+  do {                                                                                                     \
+    sorun_status_t status_ = (call);                                                                       \
+    if (status_ != (expected) || strstr(sorun_last_error(), (text)) == NULL) {                             \
+      fprintf(stderr, "%s:%d: %s: expected %s containing '%s', got %s: '%s'\n", __FILE__, __LINE__, #call, \
+              sorun_status_name(expected), (text), sorun_status_name(status_), sorun_last_error());        \
+      ++failures;                                                                                          \
+    }                                                                                                      \
+  } while (0)
+
+enum { kInputSize = 64, kOutputSize = 10 };
+static const double kTolerance = 1e-4;
+
+static char* Runfile(const char* workspace_relative) {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* workspace = getenv("TEST_WORKSPACE");
+  size_t size = strlen(workspace_relative) + (srcdir ? strlen(srcdir) : 0) + (workspace ? strlen(workspace) : 0) + 3;
+  char* path = malloc(size);
+  if (srcdir && workspace) {
+    snprintf(path, size, "%s/%s/%s", srcdir, workspace, workspace_relative);
+  } else {
+    snprintf(path, size, "%s", workspace_relative);
+  }
+  return path;
+}
+
+/* Reads `count` little-endian float32 values from a version 1.0 .npy file written by zoo_gen. */
+static void ReadNpyFloats(const char* workspace_relative, float* out, size_t count) {
+  char* path = Runfile(workspace_relative);
+  FILE* f = fopen(path, "rb");
+  unsigned char preamble[10];
+  if (f == NULL || fread(preamble, 1, sizeof(preamble), f) != sizeof(preamble) ||
+      memcmp(preamble, "\x93NUMPY\x01", 7) != 0) {
+    fprintf(stderr, "%s: not a version 1.0 .npy file\n", path);
+    exit(1);
+  }
+  size_t header_size = (size_t)preamble[8] | ((size_t)preamble[9] << 8);
+  char header[1024];
+  if (header_size >= sizeof(header) || fread(header, 1, header_size, f) != header_size) {
+    fprintf(stderr, "%s: bad header\n", path);
+    exit(1);
+  }
+  header[header_size] = '\0';
+  if (strstr(header, "'<f4'") == NULL || fread(out, sizeof(float), count, f) != count) {
+    fprintf(stderr, "%s: expected %zu float32 values: %s\n", path, count, header);
+    exit(1);
+  }
+  fclose(f);
+  free(path);
+}
+
+static double MaxError(const float* actual, const float* expected, size_t count) {
+  double worst = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double e = fabs((double)actual[i] - (double)expected[i]);
+    if (!(e <= worst)) worst = e; /* NaN counts as the worst */
+  }
+  return worst;
+}
+
+static DLTensor CpuTensor(void* data, int64_t* shape, int32_t ndim, DLDataType dtype) {
+  DLTensor t;
+  memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.device.device_id = 0;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = shape;
+  return t;
+}
+
+static const DLDataType kFloat32 = {kDLFloat, 32, 1};
+
+static float input[kInputSize];
+static float expected[kOutputSize];
+
+static void TestLibrary(void) {
+  CHECK(sorun_api_version() == SORUN_API_VERSION);
+  CHECK(sorun_api_version() >> 16 == 1);
+  CHECK(strlen(sorun_version()) > 0);
+  CHECK(strcmp(sorun_status_name(SORUN_OK), "ok") == 0);
+  CHECK(strcmp(sorun_status_name(SORUN_NOT_FOUND), "not_found") == 0);
+  CHECK(strcmp(sorun_status_name(SORUN_ABORTED), "aborted") == 0);
+  CHECK(strcmp(sorun_status_name((sorun_status_t)99), "unknown") == 0);
+  OK_OR_DIE(sorun_initialize());
+
+  DLDevice device = {kDLCPU, 7};
+  OK_OR_DIE(sorun_parse_device("opencl:1", &device));
+  CHECK(device.device_type == kDLOpenCL && device.device_id == 1);
+  OK_OR_DIE(sorun_parse_device("cpu", &device));
+  CHECK(device.device_type == kDLCPU && device.device_id == 0);
+  device.device_id = 5;
+  CHECK_FAILS(sorun_parse_device("tpu:0", &device), SORUN_INVALID_ARGUMENT, "tpu");
+  CHECK(device.device_type == kDLCPU && device.device_id == 5); /* untouched on failure */
+  CHECK_FAILS(sorun_parse_device(NULL, &device), SORUN_INVALID_ARGUMENT, "sorun_parse_device: text is NULL");
+  CHECK_FAILS(sorun_parse_device("cpu", NULL), SORUN_INVALID_ARGUMENT, "device is NULL");
+  /* The text names the status. */
+  CHECK(strncmp(sorun_last_error(), "invalid_argument: ", 18) == 0);
+}
+
+static void TestModelInfo(const sorun_model_t* model) {
+  int32_t count = -1;
+  OK_OR_DIE(sorun_model_num_inputs(model, &count));
+  CHECK(count == 7); /* data and six parameters */
+  OK_OR_DIE(sorun_model_num_outputs(model, &count));
+  CHECK(count == 1);
+
+  sorun_tensor_info_t info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  OK_OR_DIE(sorun_model_input_info(model, 0, &info));
+  CHECK(strcmp(info.name, "data") == 0);
+  CHECK(info.ndim == 2 && info.shape[0] == 1 && info.shape[1] == kInputSize);
+  CHECK(info.dtype.code == kDLFloat && info.dtype.bits == 32 && info.dtype.lanes == 1);
+  CHECK(info.is_param == 0);
+  OK_OR_DIE(sorun_model_input_info(model, 1, &info));
+  CHECK(strcmp(info.name, "fc1_w") == 0 && info.is_param == 1);
+  OK_OR_DIE(sorun_model_output_info(model, 0, &info));
+  CHECK(info.ndim == 2 && info.shape[0] == 1 && info.shape[1] == kOutputSize && info.is_param == 0);
+
+  CHECK_FAILS(sorun_model_input_info(model, 7, &info), SORUN_OUT_OF_RANGE, "input index 7 is outside [0, 7)");
+  CHECK_FAILS(sorun_model_output_info(model, -1, &info), SORUN_OUT_OF_RANGE, "output index -1");
+  CHECK_FAILS(sorun_model_input_info(model, 0, NULL), SORUN_INVALID_ARGUMENT, "info is NULL");
+  CHECK_FAILS(sorun_model_num_inputs(NULL, &count), SORUN_INVALID_ARGUMENT, "model is NULL");
+  info.struct_size = 8;
+  CHECK_FAILS(sorun_model_input_info(model, 0, &info), SORUN_INVALID_ARGUMENT, "struct_size is 8");
+}
+
+/* Sets the sample input by name, runs, and checks copy_output and the DLPack view. */
+static void RunAndCheck(sorun_executor_t* exec) {
+  int64_t in_shape[2] = {1, kInputSize};
+  DLTensor in = CpuTensor(input, in_shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input_by_name(exec, "data", &in));
+  OK_OR_DIE(sorun_executor_run(exec));
+  OK_OR_DIE(sorun_executor_synchronize(exec));
+
+  float copied[kOutputSize];
+  int64_t out_shape[2] = {1, kOutputSize};
+  DLTensor out = CpuTensor(copied, out_shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_copy_output(exec, 0, &out));
+  CHECK(MaxError(copied, expected, kOutputSize) <= kTolerance);
+
+  DLManagedTensor* view = NULL;
+  OK_OR_DIE(sorun_executor_get_output(exec, 0, &view));
+  CHECK(view != NULL && view->deleter != NULL);
+  CHECK(view->dl_tensor.ndim == 2 && view->dl_tensor.shape[1] == kOutputSize);
+  CHECK(view->dl_tensor.device.device_type == kDLCPU);
+  CHECK(view->dl_tensor.dtype.code == kDLFloat && view->dl_tensor.dtype.bits == 32);
+  const float* values = (const float*)((const char*)view->dl_tensor.data + view->dl_tensor.byte_offset);
+  CHECK(MaxError(values, expected, kOutputSize) <= kTolerance);
+  view->deleter(view);
+}
+
+static void TestExecutorErrors(sorun_executor_t* exec) {
+  int32_t index = -1;
+  OK_OR_DIE(sorun_executor_input_index(exec, "data", &index));
+  CHECK(index == 0);
+  OK_OR_DIE(sorun_executor_input_index(exec, "fc2_b", &index));
+  CHECK(index == 4);
+  index = 42;
+  CHECK_FAILS(sorun_executor_input_index(exec, "nope", &index), SORUN_NOT_FOUND, "nope");
+  CHECK(index == 42);
+  CHECK_FAILS(sorun_executor_input_index(exec, NULL, &index), SORUN_INVALID_ARGUMENT, "name is NULL");
+
+  int32_t wrong[kInputSize] = {0};
+  int64_t shape[2] = {1, kInputSize};
+  DLDataType int32 = {kDLInt, 32, 1};
+  DLTensor wrong_dtype = CpuTensor(wrong, shape, 2, int32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &wrong_dtype), SORUN_INVALID_ARGUMENT, "int32");
+  CHECK_FAILS(sorun_executor_set_input_by_name(exec, "nope", &wrong_dtype), SORUN_NOT_FOUND, "nope");
+  int64_t wrong_shape_dims[2] = {2, kInputSize / 2};
+  DLTensor wrong_shape = CpuTensor(input, wrong_shape_dims, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &wrong_shape), SORUN_INVALID_ARGUMENT, "float32");
+  DLTensor no_shape = CpuTensor(input, NULL, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &no_shape), SORUN_INVALID_ARGUMENT, "shape is NULL");
+  DLTensor no_data = CpuTensor(NULL, shape, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &no_data), SORUN_INVALID_ARGUMENT, "value: data is NULL");
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, NULL), SORUN_INVALID_ARGUMENT, "value is NULL");
+  CHECK_FAILS(sorun_executor_set_input(exec, 9, &no_shape), SORUN_INVALID_ARGUMENT, "shape is NULL");
+
+  CHECK_FAILS(sorun_executor_run(NULL), SORUN_INVALID_ARGUMENT, "sorun_executor_run: executor is NULL");
+  CHECK_FAILS(sorun_executor_copy_output(exec, 0, NULL), SORUN_INVALID_ARGUMENT, "dst is NULL");
+  DLManagedTensor* view = (DLManagedTensor*)&index; /* must stay untouched */
+  CHECK_FAILS(sorun_executor_get_output(exec, 3, &view), SORUN_OUT_OF_RANGE, "3");
+  CHECK(view == (DLManagedTensor*)&index);
+  CHECK_FAILS(sorun_executor_get_output(exec, 0, NULL), SORUN_INVALID_ARGUMENT, "out is NULL");
+}
+
+/* Zero-copy bindings on an executor of its own: the buffers must outlive it. */
+static void TestZeroCopy(const sorun_model_t* model) {
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  float* in_data = aligned_alloc(64, 64 * sizeof(float) * 2);
+  float* out_data = aligned_alloc(64, 64 * sizeof(float));
+  memcpy(in_data, input, sizeof(input));
+  memset(out_data, 0, 64 * sizeof(float));
+  int64_t in_shape[2] = {1, kInputSize};
+  int64_t out_shape[2] = {1, kOutputSize};
+  DLTensor in = CpuTensor(in_data, in_shape, 2, kFloat32);
+  DLTensor out = CpuTensor(out_data, out_shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input_zero_copy(exec, 0, &in));
+  OK_OR_DIE(sorun_executor_set_output_zero_copy(exec, 0, &out));
+  OK_OR_DIE(sorun_executor_run(exec));
+  CHECK(MaxError(out_data, expected, kOutputSize) <= kTolerance);
+
+  DLTensor misaligned = CpuTensor(in_data + 1, in_shape, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input_zero_copy(exec, 0, &misaligned), SORUN_INVALID_ARGUMENT, "aligned");
+  /* set_input writes into the bound input; the bound output still receives the result. */
+  memset(out_data, 0, 64 * sizeof(float));
+  RunAndCheck(exec);
+  CHECK(MaxError(in_data, input, kInputSize) == 0);
+  CHECK(MaxError(out_data, expected, kOutputSize) <= kTolerance);
+  sorun_executor_free(exec);
+  free(in_data);
+  free(out_data);
+}
+
+static void TestOptions(const sorun_model_t* model) {
+  sorun_executor_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.num_threads = 2;
+  DLDevice cpu = {kDLCPU, 0};
+  options.devices = &cpu;
+  options.num_devices = 1;
+  options.warmup = 1;
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, &options, &exec));
+  int32_t threads = 0;
+  OK_OR_DIE(sorun_executor_num_threads(exec, &threads));
+  CHECK(threads == 2);
+  RunAndCheck(exec);
+  sorun_executor_free(exec);
+
+  exec = NULL;
+  options.struct_size = 8;
+  CHECK_FAILS(sorun_executor_new(model, &options, &exec), SORUN_INVALID_ARGUMENT, "struct_size is 8");
+  CHECK(exec == NULL);
+  /* A newer caller's larger struct: accepted while the fields this library does not know are zero. */
+  struct {
+    sorun_executor_options_t known;
+    int64_t newer_field;
+  } newer;
+  memset(&newer, 0, sizeof(newer));
+  newer.known.struct_size = sizeof(newer);
+  OK_OR_DIE(sorun_executor_new(model, &newer.known, &exec));
+  sorun_executor_free(exec);
+  exec = NULL;
+  newer.newer_field = 1;
+  CHECK_FAILS(sorun_executor_new(model, &newer.known, &exec), SORUN_INVALID_ARGUMENT, "does not know");
+  options.struct_size = sizeof(options);
+  options.num_devices = 2;
+  options.devices = NULL;
+  CHECK_FAILS(sorun_executor_new(model, &options, &exec), SORUN_INVALID_ARGUMENT, "options->devices is NULL");
+  options.num_devices = 0;
+  options.num_threads = -3;
+  CHECK_FAILS(sorun_executor_new(model, &options, &exec), SORUN_INVALID_ARGUMENT, "num_threads is -3");
+  CHECK(exec == NULL);
+  CHECK_FAILS(sorun_executor_new(NULL, NULL, &exec), SORUN_INVALID_ARGUMENT, "model is NULL");
+  CHECK_FAILS(sorun_executor_new(model, NULL, NULL), SORUN_INVALID_ARGUMENT, "executor is NULL");
+}
+
+static void TestLoadErrors(void) {
+  sorun_model_t* model = NULL;
+  char* missing = Runfile("testdata/models/no_such_model.so");
+  CHECK_FAILS(sorun_model_load(missing, NULL, &model), SORUN_NOT_FOUND, missing);
+  CHECK(model == NULL);
+  free(missing);
+  CHECK_FAILS(sorun_model_load(NULL, NULL, &model), SORUN_INVALID_ARGUMENT, "sorun_model_load: path is NULL");
+  char* path = Runfile("testdata/models/mlp.so");
+  CHECK_FAILS(sorun_model_load(path, NULL, NULL), SORUN_INVALID_ARGUMENT, "model is NULL");
+  sorun_runtime_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.prefetch = 9;
+  CHECK_FAILS(sorun_model_load(path, &options, &model), SORUN_INVALID_ARGUMENT, "prefetch is 9");
+  options.struct_size = 0;
+  CHECK_FAILS(sorun_model_load(path, &options, &model), SORUN_INVALID_ARGUMENT, "struct_size is 0");
+  CHECK(model == NULL);
+  /* Every explicit option value loads. */
+  options.struct_size = sizeof(options);
+  options.verify_checksum = SORUN_OPTION_ON;
+  options.prefetch = SORUN_PREFETCH_POPULATE;
+  OK_OR_DIE(sorun_model_load(path, &options, &model));
+  sorun_model_free(model);
+  options.verify_checksum = SORUN_OPTION_OFF;
+  options.prefetch = SORUN_PREFETCH_NONE;
+  OK_OR_DIE(sorun_model_load(path, &options, &model));
+  sorun_model_free(model);
+  free(path);
+  sorun_model_free(NULL);
+  sorun_executor_free(NULL);
+}
+
+/* The three-file deployment: graph JSON, kernel library, params. */
+static void TestLoadFiles(void) {
+  char* graph = Runfile("testdata/models/mlp.json");
+  char* library = Runfile("testdata/kernels/libnn_kernels.so");
+  char* params = Runfile("testdata/models/mlp.params");
+  sorun_model_t* model = NULL;
+  OK_OR_DIE(sorun_model_load_files(graph, library, params, NULL, &model));
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  RunAndCheck(exec);
+  sorun_executor_free(exec);
+  sorun_model_free(model);
+  CHECK_FAILS(sorun_model_load_files(NULL, library, params, NULL, &model), SORUN_INVALID_ARGUMENT,
+              "graph_json_path is NULL");
+  free(graph);
+  free(library);
+  free(params);
+}
+
+int main(void) {
+  ReadNpyFloats("testdata/models/mlp_input.npy", input, kInputSize);
+  ReadNpyFloats("testdata/models/mlp_expected.npy", expected, kOutputSize);
+  TestLibrary();
+  TestLoadErrors();
+
+  char* path = Runfile("testdata/models/mlp.so");
+  sorun_model_t* model = NULL;
+  OK_OR_DIE(sorun_model_load(path, NULL, &model));
+  free(path);
+  TestModelInfo(model);
+  TestOptions(model);
+
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  RunAndCheck(exec);
+  TestExecutorErrors(exec);
+  TestZeroCopy(model);
+  /* The executor keeps the model alive: free the model handle first, run again. */
+  sorun_model_free(model);
+  RunAndCheck(exec);
+  sorun_executor_free(exec);
+
+  TestLoadFiles();
+
+  if (failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("sorun_c_test: all checks passed\n");
+  return 0;
+}
