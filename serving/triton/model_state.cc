@@ -1,0 +1,294 @@
+#include "serving/triton/model_state.h"
+
+#include <rapidjson/document.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#include "serving/triton/config_auto_complete.h"
+#include "serving/triton/data_types.h"
+#include "serving/triton/triton_errors.h"
+
+namespace sorun::triton {
+namespace {
+
+constexpr uint32_t kConfigVersion = 1;  // the model configuration JSON layout TRITONBACKEND_ModelConfig returns
+constexpr int64_t kTritonDefaultMaxBatchSize = 4;
+
+// The model configuration as JSON text.
+StatusOr<std::string> ReadConfigJson(TRITONBACKEND_Model* model) {
+  TRITONSERVER_Message* message = nullptr;
+  SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ModelConfig(model, kConfigVersion, &message),
+                                        "TRITONBACKEND_ModelConfig"));
+  const char* base = nullptr;
+  size_t size = 0;
+  Status status = FromTritonError(TRITONSERVER_MessageSerializeToJson(message, &base, &size),
+                                  "TRITONSERVER_MessageSerializeToJson");
+  std::string json = status.ok() ? std::string(base, size) : std::string();
+  FromTritonError(TRITONSERVER_MessageDelete(message), "TRITONSERVER_MessageDelete").IgnoreError();
+  if (!status.ok()) return status;
+  return json;
+}
+
+Status WriteConfigJson(TRITONBACKEND_Model* model, const std::string& json) {
+  TRITONSERVER_Message* message = nullptr;
+  SORUN_RETURN_IF_ERROR(FromTritonError(TRITONSERVER_MessageNewFromSerializedJson(&message, json.data(), json.size()),
+                                        "TRITONSERVER_MessageNewFromSerializedJson"));
+  Status status = FromTritonError(TRITONBACKEND_ModelSetConfig(model, kConfigVersion, message),
+                                  "TRITONBACKEND_ModelSetConfig");
+  FromTritonError(TRITONSERVER_MessageDelete(message), "TRITONSERVER_MessageDelete").IgnoreError();
+  return status;
+}
+
+// The server's --backend-config=default-max-batch-size (Triton passes it to every backend in the
+// backend configuration's "cmdline" object), else Triton's default of 4.
+int64_t DefaultMaxBatchSize(TRITONBACKEND_Model* model) {
+  TRITONBACKEND_Backend* backend = nullptr;
+  TRITONSERVER_Message* message = nullptr;
+  if (!FromTritonError(TRITONBACKEND_ModelBackend(model, &backend), "TRITONBACKEND_ModelBackend").ok() ||
+      !FromTritonError(TRITONBACKEND_BackendConfig(backend, &message), "TRITONBACKEND_BackendConfig").ok()) {
+    return kTritonDefaultMaxBatchSize;
+  }
+  int64_t value = kTritonDefaultMaxBatchSize;
+  const char* base = nullptr;
+  size_t size = 0;
+  if (FromTritonError(TRITONSERVER_MessageSerializeToJson(message, &base, &size), "TRITONSERVER_MessageSerializeToJson")
+          .ok()) {
+    rapidjson::Document doc;
+    doc.Parse(base, size);
+    if (!doc.HasParseError() && doc.IsObject()) {
+      auto cmdline = doc.FindMember("cmdline");
+      if (cmdline != doc.MemberEnd() && cmdline->value.IsObject()) {
+        auto entry = cmdline->value.FindMember("default-max-batch-size");
+        if (entry != cmdline->value.MemberEnd() && entry->value.IsString()) {
+          value = std::atoll(entry->value.GetString());
+        }
+      }
+    }
+  }
+  return value;  // the backend configuration message belongs to Triton: not deleted
+}
+
+bool FileExists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+std::string ClientShape(const std::vector<int64_t>& model_shape, bool batching) {
+  if (!batching || model_shape.empty()) return ShapeString(model_shape);
+  std::vector<int64_t> shape = model_shape;
+  shape[0] = -1;
+  return ShapeString(shape);
+}
+
+// Checks one configured tensor against the model's and fills its binding.
+StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& info, const char* kind, bool batching) {
+  const std::string what = std::string(kind) + " '" + configured.name + "'";
+  if (configured.has_reshape) {
+    return Unimplemented(what + " has a 'reshape'; the sorun backend serves the model's own shapes (remove it)");
+  }
+  SORUN_ASSIGN_OR_RETURN(TRITONSERVER_DataType model_type, ToTritonDataType(info.dtype));
+  if (configured.data_type != model_type) {
+    return InvalidArgument(what + " is " + ConfigDataTypeName(configured.data_type) + " in config.pbtxt but " +
+                           ConfigDataTypeName(model_type) + " (" + DataTypeName(info.dtype) + ") in the model");
+  }
+  std::vector<int64_t> expected = info.shape;
+  if (batching) {
+    if (expected.empty()) {
+      return InvalidArgument(what + " is a scalar in the model, so it has no batch dimension: use max_batch_size: 0");
+    }
+    expected.erase(expected.begin());
+  }
+  if (configured.dims != expected) {
+    return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " in config.pbtxt but the model's " +
+                           (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
+                           " (model shape " + ShapeString(info.shape) + ", max_batch_size " +
+                           (batching ? "> 0" : "0") + "; the sorun backend serves fixed shapes, no -1)");
+  }
+  TensorBinding binding;
+  binding.name = configured.name;
+  binding.dtype = info.dtype;
+  binding.triton_dtype = model_type;
+  binding.model_shape = info.shape;
+  uint64_t elements = 1;
+  for (int64_t dim : info.shape) elements *= static_cast<uint64_t>(dim);
+  binding.model_bytes = elements * ElementBytes(info.dtype);
+  return binding;
+}
+
+const TensorInfo* FindInfo(const std::vector<TensorInfo>& infos, const std::string& name) {
+  for (const TensorInfo& info : infos) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+std::string Names(const std::vector<TensorInfo>& infos) {
+  std::string out;
+  for (const TensorInfo& info : infos) {
+    if (info.is_param) continue;
+    out += (out.empty() ? "" : ", ") + info.name;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* triton_model) {
+  const char* name = nullptr;
+  uint64_t version = 0;
+  SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ModelName(triton_model, &name), "TRITONBACKEND_ModelName"));
+  SORUN_RETURN_IF_ERROR(
+      FromTritonError(TRITONBACKEND_ModelVersion(triton_model, &version), "TRITONBACKEND_ModelVersion"));
+  const std::string context = "model '" + std::string(name) + "' version " + std::to_string(version);
+
+  TRITONBACKEND_ArtifactType artifact = TRITONBACKEND_ARTIFACT_FILESYSTEM;
+  const char* location = nullptr;
+  SORUN_RETURN_IF_ERROR_CTX(
+      FromTritonError(TRITONBACKEND_ModelRepository(triton_model, &artifact, &location), "TRITONBACKEND_ModelRepository"),
+      context);
+  if (artifact != TRITONBACKEND_ARTIFACT_FILESYSTEM || location == nullptr) {
+    return Unimplemented(context + ": the model repository is not a local file system (cloud repositories are "
+                                   "not supported by the sorun backend)");
+  }
+
+  SORUN_ASSIGN_OR_RETURN(std::string json, ReadConfigJson(triton_model));
+  StatusOr<ModelConfig> config = ParseModelConfig(json);
+  if (!config.ok()) return Status(config.status()).Annotate(context);
+  StatusOr<SorunParameters> parameters = ParseSorunParameters(config->parameters, config->default_model_filename);
+  if (!parameters.ok()) return Status(parameters.status()).Annotate(context);
+
+  const std::string version_dir = std::string(location) + "/" + std::to_string(version) + "/";
+  if (parameters->model_file_from_default && !FileExists(version_dir + parameters->model_file) &&
+      FileExists(version_dir + kDefaultModelFile)) {
+    // A repository entry "<name>.sorun/1/model.so" without config.pbtxt: Triton picks the backend from
+    // the directory name and sets default_model_filename to "model.sorun"; serve the model.so there.
+    parameters->model_file = kDefaultModelFile;
+  }
+  const std::string path = version_dir + parameters->model_file;
+  RuntimeOptions load_options;
+  load_options.verify_checksum = parameters->verify_checksum;
+  StatusOr<sorun::Model> model = sorun::Model::Load(path, load_options);
+  if (!model.ok()) return Status(model.status()).Annotate(context);  // sorun's message names the file
+
+  std::unique_ptr<ModelState> state(new ModelState(name, version, std::move(*model)));
+  state->model_path_ = path;
+  state->parameters_ = std::move(*parameters);
+
+  bool auto_complete = false;
+  SORUN_RETURN_IF_ERROR_CTX(FromTritonError(TRITONBACKEND_ModelAutoCompleteConfig(triton_model, &auto_complete),
+                                            "TRITONBACKEND_ModelAutoCompleteConfig"),
+                            context);
+  if (auto_complete) {
+    StatusOr<std::optional<std::string>> completed = AutoCompleteConfig(
+        json, state->model_.inputs(), state->model_.outputs(), DefaultMaxBatchSize(triton_model));
+    if (!completed.ok()) return Status(completed.status()).Annotate(context + ": auto-completing the configuration");
+    if (completed->has_value()) {
+      SORUN_RETURN_IF_ERROR_CTX(WriteConfigJson(triton_model, **completed), context);
+      // Triton may add fields of its own: read the configuration back, as its API asks.
+      SORUN_ASSIGN_OR_RETURN(json, ReadConfigJson(triton_model));
+      config = ParseModelConfig(json);
+      if (!config.ok()) return Status(config.status()).Annotate(context);
+      LogInfo(context + ": configuration auto-completed from " + path);
+    }
+  }
+  state->config_ = std::move(*config);
+  SORUN_RETURN_IF_ERROR_CTX(state->BindTensors(), context + " (" + path + ")");
+  return state;
+}
+
+Status ModelState::BindTensors() {
+  const std::vector<TensorInfo>& model_inputs = model_.inputs();
+  const std::vector<TensorInfo>& model_outputs = model_.outputs();
+  if (config_.sequence_batching) {
+    return Unimplemented("sequence_batching is configured; the sorun backend serves stateless models "
+                         "(use dynamic_batching or none)");
+  }
+  if (config_.outputs.empty()) {
+    return InvalidArgument("config.pbtxt lists no output (the model's outputs: " + Names(model_outputs) +
+                           "); list them, or start Triton with --strict-model-config=false to fill them in");
+  }
+  for (const ConfigTensor& configured : config_.inputs) {
+    const TensorInfo* info = FindInfo(model_inputs, configured.name);
+    if (info == nullptr || info->is_param) {
+      return InvalidArgument("config.pbtxt input '" + configured.name + "' is not an input of the model" +
+                             (info != nullptr ? " (it is a weight bound from the model)" : "") +
+                             "; the model's inputs: " + Names(model_inputs));
+    }
+    SORUN_ASSIGN_OR_RETURN(TensorBinding binding, Bind(configured, *info, "input", batching()));
+    inputs_.push_back(std::move(binding));
+  }
+  for (const TensorInfo& info : model_inputs) {
+    if (!info.is_param && FindInput(info.name) == nullptr) {
+      return InvalidArgument("the model's input '" + info.name + "' is missing from config.pbtxt (" +
+                             DataTypeName(info.dtype) + " " + ShapeString(info.shape) + ")");
+    }
+  }
+  for (const ConfigTensor& configured : config_.outputs) {
+    const TensorInfo* info = FindInfo(model_outputs, configured.name);
+    if (info == nullptr) {
+      return InvalidArgument("config.pbtxt output '" + configured.name + "' is not an output of the model; " +
+                             "the model's outputs: " + Names(model_outputs));
+    }
+    SORUN_ASSIGN_OR_RETURN(TensorBinding binding, Bind(configured, *info, "output", batching()));
+    outputs_.push_back(std::move(binding));
+  }
+
+  if (batching()) {
+    // Every configured tensor shares the model's batch (its first dimension): the executor runs that
+    // many rows at a time.
+    model_batch_ = -1;
+    for (const auto* list : {&inputs_, &outputs_}) {
+      for (const TensorBinding& binding : *list) {
+        const int64_t rows = binding.model_shape[0];
+        if (rows < 1 || (model_batch_ != -1 && rows != model_batch_)) {
+          return InvalidArgument("max_batch_size is " + std::to_string(config_.max_batch_size) +
+                                 " but the model's tensors do not share a first (batch) dimension ('" + binding.name +
+                                 "' has shape " + ShapeString(binding.model_shape) +
+                                 "); use max_batch_size: 0 to serve the model's fixed shapes");
+        }
+        model_batch_ = rows;
+      }
+    }
+    for (auto* list : {&inputs_, &outputs_}) {
+      for (TensorBinding& binding : *list) binding.row_bytes = binding.model_bytes / static_cast<uint64_t>(model_batch_);
+    }
+  } else {
+    model_batch_ = 1;
+    for (auto* list : {&inputs_, &outputs_}) {
+      for (TensorBinding& binding : *list) binding.row_bytes = binding.model_bytes;
+    }
+  }
+  LogInfo("model '" + name_ + "' version " + std::to_string(version_) + ": loaded " + model_path_ + " (inputs " +
+          DescribeInputs() + "; max_batch_size " + std::to_string(config_.max_batch_size) +
+          (batching() ? ", " + std::to_string(model_batch_) + " row(s) per run" : "") + ")");
+  return Status::Ok();
+}
+
+const TensorBinding* ModelState::FindInput(const std::string& name) const {
+  for (const TensorBinding& binding : inputs_) {
+    if (binding.name == name) return &binding;
+  }
+  return nullptr;
+}
+
+const TensorBinding* ModelState::FindOutput(const std::string& name) const {
+  for (const TensorBinding& binding : outputs_) {
+    if (binding.name == name) return &binding;
+  }
+  return nullptr;
+}
+
+std::string ModelState::DescribeInputs() const {
+  std::string out;
+  for (const TensorBinding& binding : inputs_) {
+    if (!out.empty()) out += ", ";
+    out += binding.name + " (" + TritonDataTypeName(binding.triton_dtype) + " " +
+           ClientShape(binding.model_shape, batching()) + ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace sorun::triton

@@ -1,0 +1,66 @@
+#include "serving/triton/config_parameters.h"
+
+#include <gtest/gtest.h>
+
+namespace sorun::triton {
+namespace {
+
+TEST(ConfigParametersTest, DefaultsWithoutParameters) {
+  StatusOr<SorunParameters> p = ParseSorunParameters({}, "");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->model_file, "model.so");
+  EXPECT_EQ(p->device, "");
+  EXPECT_EQ(p->num_threads, 0);
+  EXPECT_FALSE(p->verify_checksum.has_value());
+  EXPECT_TRUE(p->warmup);
+}
+
+TEST(ConfigParametersTest, ReadsEveryParameter) {
+  StatusOr<SorunParameters> p = ParseSorunParameters({{"model_file", "resnet.so"},
+                                                      {"device", "opencl:1"},
+                                                      {"num_threads", "3"},
+                                                      {"verify_checksum", "true"},
+                                                      {"warmup", "0"}},
+                                                     "ignored.so");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->model_file, "resnet.so");  // the parameter wins over default_model_filename
+  EXPECT_EQ(p->device, "opencl:1");
+  EXPECT_EQ(p->num_threads, 3);
+  EXPECT_EQ(p->verify_checksum, std::optional<bool>(true));
+  EXPECT_FALSE(p->warmup);
+}
+
+TEST(ConfigParametersTest, DefaultModelFilenameIsUsed) {
+  StatusOr<SorunParameters> p = ParseSorunParameters({}, "model.tar");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->model_file, "model.tar");
+}
+
+void ExpectError(const std::map<std::string, std::string>& parameters, const std::string& fragment) {
+  StatusOr<SorunParameters> p = ParseSorunParameters(parameters, "");
+  ASSERT_FALSE(p.ok()) << fragment;
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find(fragment), std::string::npos) << p.status().ToString();
+}
+
+TEST(ConfigParametersTest, RejectsBadValuesNamingKeyAndValue) {
+  ExpectError({{"num_threads", "0"}}, "parameter 'num_threads' is '0': use a whole number from 1 to 1024");
+  ExpectError({{"num_threads", "2x"}}, "'num_threads' is '2x'");
+  ExpectError({{"num_threads", "99999"}}, "'num_threads' is '99999'");
+  ExpectError({{"num_threads", ""}}, "'num_threads' is ''");
+  ExpectError({{"verify_checksum", "yes"}}, "'verify_checksum' is 'yes': use true or false");
+  ExpectError({{"warmup", "TRUE"}}, "'warmup' is 'TRUE'");
+  ExpectError({{"device", "tpu"}}, "parameter 'device' is 'tpu'");
+  ExpectError({{"model_file", "../other/model.so"}}, "'model_file' is '../other/model.so'");
+  ExpectError({{"model_file", ".."}}, "'model_file' is '..'");
+  ExpectError({{"threads", "2"}}, "unknown parameter 'threads'; the sorun backend accepts model_file, device");
+}
+
+TEST(ConfigParametersTest, RejectsDefaultModelFilenameWithDirectory) {
+  StatusOr<SorunParameters> p = ParseSorunParameters({}, "/etc/passwd");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("'default_model_filename' is '/etc/passwd'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sorun::triton
