@@ -36,6 +36,8 @@ StatusOr<std::shared_ptr<ThreadPool>> PoolFor(const ExecutorOptions& options) {
 
 }  // namespace
 
+int ProcessPoolThreads() { return ThreadPool::Global().num_threads(); }
+
 Model::Impl Model::Impl::Make(ModelParts parts, std::string path) {
   Impl impl;
   impl.inputs = DescribeGraphInputs(*parts.graph, parts.weights.get());

@@ -82,15 +82,9 @@ StatusOr<ModelParts> PartsOfThreeFiles(const std::string& graph_json_path, const
       return s;
     }
     if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-    // Every name must be a graph input (a params file for another model is an error).
-    for (const auto& kv : *params) {
-      bool found = false;
-      for (uint32_t nid : spec->arg_nodes) found = found || spec->nodes[nid].name == kv.first;
-      if (!found) return InvalidArgument(params_path + ": '" + kv.first + "' is not an input of " + graph_json_path);
-    }
     SORUN_ASSIGN_OR_RETURN(parts.weights, SharedWeights::Create(std::move(*params), params_path));
-    Status matches = parts.weights->CheckAgainstGraph(*spec);
-    if (!matches.ok()) return std::move(matches).Annotate(graph_json_path);
+    // Every name must be a graph input (a params file for another model is an error).
+    SORUN_RETURN_IF_ERROR(parts.weights->CheckAgainstGraph(*spec, ParamsOutsideGraph::kRefused, graph_json_path));
   }
   parts.graph = std::make_shared<const GraphSpec>(std::move(*spec));
   return parts;

@@ -23,7 +23,11 @@ Status Initialize() {
   return Status::Ok();
 }
 
-// The one version string of the runtime, the CLI and the C++ API.
-const char* Version() { return "0.1.0"; }
+// The one version string of the runtime, the CLI, the C and C++ APIs and the wheel: SORUN_VERSION of
+// //:version.bzl, defined by api/BUILD.bazel.
+#ifndef SORUN_VERSION_STRING
+#error "SORUN_VERSION_STRING is defined by api/BUILD.bazel from //:version.bzl"
+#endif
+const char* Version() { return SORUN_VERSION_STRING; }
 
 }  // namespace sorun

@@ -39,8 +39,12 @@ namespace sorun {
 // environment variables. Idempotent and thread-safe; Model::Load calls it.
 Status Initialize();
 
-// The runtime's version ("0.1.0"; `sorun --version` prints it).
+// The runtime's version, "MAJOR.MINOR.PATCH" (SORUN_VERSION of //:version.bzl; `sorun --version` prints it).
 const char* Version();
+
+// Threads of the process-wide pool that executors created with num_threads == 0 share (counting the
+// thread that calls Run): SORUN_NUM_THREADS, else one per hardware thread. Starts the pool.
+int ProcessPoolThreads();
 
 // "cpu", "cpu:0", "opencl", "opencl:1", "cuda:0" ("gpu" means cuda). InvalidArgument otherwise, naming
 // the accepted forms. The one parser of device strings (CLI, Python, Triton backend).

@@ -532,17 +532,11 @@ Status GraphExecutor::LoadParams(std::string_view params_bytes) {
   SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
   SORUN_EXCLUSIVE();
-  // Validate every name before writing anything.
+  // Validate every name, dtype and shape before writing anything.
+  SORUN_RETURN_IF_ERROR(
+      CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "load_params", "this graph"));
   std::vector<int> indices;
-  for (const auto& kv : params) {
-    auto it = input_by_name_.find(kv.first);
-    if (it == input_by_name_.end()) {
-      return InvalidArgument("load_params: '" + kv.first + "' is not an input of this graph");
-    }
-    SORUN_RETURN_IF_ERROR(CheckBinding(input_entries_[static_cast<size_t>(it->second)], *kv.second.dl(),
-                                       ("load_params '" + kv.first + "'").c_str()));
-    indices.push_back(it->second);
-  }
+  for (const auto& kv : params) indices.push_back(input_by_name_.find(kv.first)->second);  // found: checked
   for (size_t i = 0; i < params.size(); ++i) {
     SORUN_RETURN_IF_ERROR(SetInputLocked(indices[i], *params[i].second.dl()));
     loaded_param_[static_cast<size_t>(indices[i])].store(true, std::memory_order_relaxed);
@@ -558,15 +552,15 @@ Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view p
   if (&other == this) return InvalidArgument("share_params: an executor cannot share params with itself");
   BusyGuard other_guard(other);
   SORUN_RETURN_IF_ERROR(other_guard.status());
-  for (const auto& kv : params) {
-    auto mine = input_by_name_.find(kv.first);
-    auto theirs = other.input_by_name_.find(kv.first);
-    if (mine == input_by_name_.end() || theirs == other.input_by_name_.end()) {
-      return InvalidArgument("share_params: '" + kv.first + "' is not an input of both graphs");
-    }
-    uint32_t eid = input_entries_[static_cast<size_t>(mine->second)];
-    const Tensor& src = other.entries_[other.input_entries_[static_cast<size_t>(theirs->second)]];
-    SORUN_RETURN_IF_ERROR(CheckBinding(eid, *src.dl(), ("share_params '" + kv.first + "'").c_str()));
+  // Every param is an input of both graphs, with the same dtype and shape in each.
+  SORUN_RETURN_IF_ERROR(
+      CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "share_params", "this graph"));
+  SORUN_RETURN_IF_ERROR(CheckParamsAgainstGraph(*other.graph_, params, ParamsOutsideGraph::kRefused, "share_params",
+                                                "the other executor's graph"));
+  for (const auto& kv : params) {  // every name is found: checked above
+    uint32_t eid = input_entries_[static_cast<size_t>(input_by_name_.find(kv.first)->second)];
+    const Tensor& src =
+        other.entries_[other.input_entries_[static_cast<size_t>(other.input_by_name_.find(kv.first)->second)]];
     if (src.device() != plan_.entry_device[eid]) {
       return InvalidArgument("share_params '" + kv.first + "': the other executor holds it on " +
                              DeviceToString(src.device()));

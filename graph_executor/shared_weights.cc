@@ -45,24 +45,29 @@ Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSi
     if (p.dtype != graph.dltype[eid] || *p.shape != graph.shape[eid]) {
       return InvalidArgument(prefix + "param '" + std::string(p.name) + "' is " + DTypeToString(p.dtype) +
                              ShapeToString(p.shape->data(), static_cast<int>(p.shape->size())) +
-                             (p.device != nullptr ? " on " + DeviceToString(*p.device) : "") +
-                             " but the graph input expects " + DTypeToString(graph.dltype[eid]) +
+                             (p.device != nullptr ? " on " + DeviceToString(*p.device) : "") + " but " + graph_name +
+                             " input expects " + DTypeToString(graph.dltype[eid]) +
                              ShapeToString(graph.shape[eid].data(), static_cast<int>(graph.shape[eid].size())));
     }
   }
   return Status::Ok();
 }
 
-Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph, ParamsOutsideGraph outside,
-                                        const std::string& graph_name) const {
+Status CheckParamsAgainstGraph(const GraphSpec& graph, const NamedTensors& params, ParamsOutsideGraph outside,
+                               const std::string& source, const std::string& graph_name) {
   std::vector<ParamSignature> signatures;
   std::vector<DLDevice> devices;
-  devices.reserve(params_.size());  // no reallocation: signatures point into it
-  for (const auto& [name, tensor] : params_) {
+  devices.reserve(params.size());  // no reallocation: signatures point into it
+  for (const auto& [name, tensor] : params) {
     devices.push_back(tensor.device());
     signatures.push_back(ParamSignature{name, tensor.dtype(), &tensor.shape(), &devices.back()});
   }
-  return CheckParamsAgainstGraph(graph, signatures, outside, source_, graph_name);
+  return CheckParamsAgainstGraph(graph, signatures, outside, source, graph_name);
+}
+
+Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph, ParamsOutsideGraph outside,
+                                        const std::string& graph_name) const {
+  return CheckParamsAgainstGraph(graph, params_, outside, source_, graph_name);
 }
 
 const Tensor* SharedWeights::Find(const std::string& name) const {

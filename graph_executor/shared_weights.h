@@ -36,13 +36,17 @@ struct ParamSignature {
 };
 
 // The one params-vs-graph rule, for every place params meet a graph (a factory's params, the params
-// file of a three-file deployment, `sorun inspect`): a param named like an input of `graph` has that
-// input's dtype and shape, and with kRefused every param names an input. InvalidArgument
-// "<source>: param 'w' is float32[4, 9] on cpu:0 but the graph input expects float32[4, 8]" or
+// file of a three-file deployment, `sorun pack` and `sorun inspect`, load_params and share_params): a
+// param named like an input of `graph` has that input's dtype and shape, and with kRefused every
+// param names an input. InvalidArgument
+// "<source>: param 'w' is float32[4, 9] on cpu:0 but <graph_name> input expects float32[4, 8]" or
 // "<source>: param 'x' is not an input of <graph_name> (inputs: a, b)"; `source` may be empty.
 Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSignature>& params,
                                ParamsOutsideGraph outside, const std::string& source,
                                const std::string& graph_name = "the graph");
+// The same rule over tensors (a params file just read), each named with its device.
+Status CheckParamsAgainstGraph(const GraphSpec& graph, const NamedTensors& params, ParamsOutsideGraph outside,
+                               const std::string& source, const std::string& graph_name = "the graph");
 
 class SharedWeights final : public Object {
  public:

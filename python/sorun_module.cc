@@ -9,6 +9,7 @@
 // Threads: the GIL is released while loading, creating executors, copying inputs/outputs, running and
 // profiling, so Python threads with one executor each run in parallel. One executor used by two
 // threads at once fails with FailedPreconditionError (the C++ executor's own check).
+#include <dlfcn.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -22,7 +23,6 @@
 
 #include "api/sorun.h"
 #include "python/py_support.h"
-#include "runtime/thread_pool.h"  // sorun.num_threads(): the process-wide pool's size
 
 namespace sorun::python {
 namespace {
@@ -293,10 +293,29 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           "(node_id, name, func_name, mean_us, min_us).");
 }
 
+// Python imports extensions with RTLD_LOCAL, so the TVM* C ABI functions this extension exports would
+// stay invisible to the kernel libraries it dlopens; system-lib and `c`-target libraries call them BY
+// NAME (TVMBackendRegisterSystemLibSymbol from a constructor at dlopen time) and would fail to load
+// with "undefined symbol". Re-opening the already loaded extension with RTLD_GLOBAL | RTLD_NOLOAD makes
+// its exports (only PyInit__sorun and the TVM* list: python/BUILD.bazel's version script) global, as
+// they are in the CLI and in libsorun.so. Returns an error naming what failed.
+Status MakeCAbiGlobal() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&MakeCAbiGlobal), &info) == 0 || info.dli_fname == nullptr) {
+    return Internal("sorun extension: dladdr cannot name the extension's own file");
+  }
+  if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
+    const char* err = dlerror();
+    return Internal(std::string("sorun extension: cannot make its TVM C ABI global: ") + (err ? err : "dlopen failed"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_sorun, m) {
   m.doc() = "sorun's C++ runtime (use the `sorun` package).";
+  Check(MakeCAbiGlobal());
   Check(Initialize());
   RegisterErrors(m);
   RegisterTensor(m);
@@ -338,7 +357,7 @@ PYBIND11_MODULE(_sorun, m) {
       },
       py::arg("executor"), py::arg("n"),
       "Private (bench/python_overhead.py): ns taken by n back-to-back C++ Run() calls, GIL released once.");
-  m.def("num_threads", [] { return ThreadPool::Global().num_threads(); },
+  m.def("num_threads", [] { return ProcessPoolThreads(); },
         "Size of the process-wide kernel thread pool (SORUN_NUM_THREADS, else the hardware threads).");
 }
 

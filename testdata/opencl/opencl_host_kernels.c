@@ -6,7 +6,7 @@
  * statics), and calls them with TVMFuncCall: buffers as cl_mem handles (type code 3, the DLTensor's
  * data), ints as i64, then the launch extents.
  *
- * Kernels expected in the imported module (see tests/opencl/host_library_test.cc):
+ * Kernels expected in the imported module (see tests/opencl/opencl_module_host_library_test.cc):
  *   vadd(float* a, float* b, float* c, int32 n)        tags blockIdx.x, threadIdx.x
  *   scale(float* x, float* y, float32 alpha, int32 n)  tags blockIdx.x, threadIdx.x
  */

@@ -387,7 +387,8 @@ TEST(GraphExecutorTest, OnlyRealAlignmentPadsAreSkipped) {
                                  {CpuDevice()}, nullptr);
   ASSERT_TRUE(e.ok());
   Status s = (*e)->LoadParams(HandWrittenParams({{"__sorun_pad_000001", RandomTensor({3}, 1)}}));
-  EXPECT_NE(s.message().find("load_params: '__sorun_pad_000001' is not an input of this graph"), std::string::npos)
+  EXPECT_NE(s.message().find("load_params: param '__sorun_pad_000001' is not an input of this graph"),
+            std::string::npos)
       << s.message();
 }
 

@@ -81,5 +81,14 @@ TEST(SharedWeightsTest, CheckAgainstGraphAppliesTheRuleToItsTensors) {
   EXPECT_EQ(s.message(), "model.params: param 'bias9' is not an input of model.json (inputs: data, p0)");
 }
 
+TEST(ParamsAgainstGraphTest, TensorsJustReadAreCheckedByTheSameRuleNamingTheGraph) {
+  auto t = Tensor::Empty({3, 5}, kF32, CpuDevice());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Status s = CheckParamsAgainstGraph(Graph(), NamedTensors{{"p0", *t}}, ParamsOutsideGraph::kRefused, "model.params",
+                                     "model.json");
+  EXPECT_EQ(s.message(),
+            "model.params: param 'p0' is float32[3, 5] on cpu:0 but model.json input expects float32[3, 4]");
+}
+
 }  // namespace
 }  // namespace sorun

@@ -1,4 +1,4 @@
-// Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_gzip_test, the bad-input
+// Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_archive_gzip_test, the bad-input
 // catalogue): ustar
 // headers built byte by byte (independent of TarWriter), pax records, sample files, gzip streams of
 // repeated pieces (bombs without holding them in memory), and a popen helper for the system tar. Test-only; not thread-safe where it says so (none of it keeps state).

@@ -22,6 +22,15 @@ def test_extension_needs_only_libc_and_libstdcxx():
     assert "RPATH" not in out and "RUNPATH" not in out
 
 
+def test_extension_exports_only_its_init_and_the_tvm_c_abi():
+    out = subprocess.run(["nm", "-D", "--defined-only", extension_path()], check=True, capture_output=True,
+                         text=True).stdout
+    names = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    others = {n for n in names if n != "PyInit__sorun" and not n.startswith("TVM")}
+    assert "PyInit__sorun" in names and "TVMBackendRegisterSystemLibSymbol" in names, sorted(names)
+    assert not others, sorted(others)  # nothing of the C++ runtime or pybind11 leaks
+
+
 def test_import_in_a_clean_process_loads_no_opencl_or_cuda():
     code = ("import sorun, sys; maps = open('/proc/self/maps').read(); "
             "sys.exit(1 if ('libOpenCL' in maps or 'libcuda' in maps) else 0)")

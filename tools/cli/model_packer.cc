@@ -5,24 +5,25 @@
 #include <map>
 #include <set>
 
-#include "graph_executor/factory_module.h"
-#include "graph_executor/graph_json.h"
-#include "format/binary_reader.h"
 #include "backends/cuda/cuda_module.h"
 #include "backends/device_module_payload.h"
-#include "runtime/data_type.h"
 #include "base/file_util.h"
-#include "runtime/registry_keys.h"
-#include "runtime/tensor_io.h"
 #include "base/xxhash64.h"
-#include "serialization/blob_checksum.h"
+#include "format/binary_reader.h"
+#include "graph_executor/factory_module.h"
+#include "graph_executor/graph_json.h"
+#include "graph_executor/shared_weights.h"
 #include "packer/elf_blob_injector.h"
 #include "packer/elf_reader.h"
 #include "packer/host_code_module.h"
-#include "serialization/module_blob.h"
 #include "packer/module_serializer.h"
 #include "packer/subprocess.h"
 #include "packer/tar_archive.h"
+#include "runtime/data_type.h"
+#include "runtime/registry_keys.h"
+#include "runtime/tensor_io.h"
+#include "serialization/blob_checksum.h"
+#include "serialization/module_blob.h"
 #include "tools/cli/command.h"
 #include "tools/cli/device_payload_module.h"
 #include "tools/cli/embedded_headers.h"
@@ -36,10 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Extension(const std::string& path) { return fs::path(path).extension().string(); }
-
-std::string Describe(DLDataType dtype, const std::vector<int64_t>& shape) {
-  return DTypeToString(dtype) + ShapeToString(shape.data(), static_cast<int>(shape.size()));
-}
 
 // Refuses an object file that already carries a module blob.
 Status CheckObjectHasNoBlob(const std::string& label, const uint8_t* data, size_t size) {
@@ -160,22 +157,7 @@ StatusOr<NamedTensors> ReadParams(const std::string& path, const std::string& gr
   auto params = ReadParamsDict(reader, /*allow_zero_copy=*/false);
   if (!params.ok()) return StartWithPath(std::move(params).status(), path);
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-  std::map<std::string, uint32_t> inputs;
-  for (uint32_t nid : g.arg_nodes) inputs[g.nodes[nid].name] = g.entry_id(nid, 0);
-  for (const auto& [name, tensor] : *params) {
-    auto it = inputs.find(name);
-    if (it == inputs.end()) {
-      std::string names;
-      for (const auto& kv : inputs) names += (names.empty() ? "" : ", ") + kv.first;
-      return InvalidArgument(path + ": param '" + name + "' is not an input of " + graph_path + " (inputs: " + names +
-                             ")");
-    }
-    const uint32_t eid = it->second;
-    if (tensor.dtype() != g.dltype[eid] || tensor.shape() != g.shape[eid]) {
-      return InvalidArgument(path + ": param '" + name + "' is " + Describe(tensor.dtype(), tensor.shape()) + " but " +
-                             graph_path + " input '" + name + "' is " + Describe(g.dltype[eid], g.shape[eid]));
-    }
-  }
+  SORUN_RETURN_IF_ERROR(CheckParamsAgainstGraph(g, *params, ParamsOutsideGraph::kRefused, path, graph_path));
   return params;
 }
 
