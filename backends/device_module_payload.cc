@@ -48,8 +48,7 @@ StatusOr<size_t> KernelArgBytes(DLDataType type) {
     case kDTypeHandle:
       if (type.bits == 64) return size_t{8};
       break;
-    default:
-      break;
+    default: break;
   }
   return InvalidArgument("argument type " + DTypeToString(type) + " cannot be passed to a kernel");
 }
@@ -132,13 +131,13 @@ StatusOr<LaunchConfig> LaunchConfig::FromFunctionInfo(const std::string& kernel,
   return config;
 }
 
-StatusOr<LaunchDims> ExtractLaunchDims(const std::string& kernel, const LaunchConfig& config,
-                                       const TVMValue* values, const int* codes, int num_args) {
+StatusOr<LaunchDims> ExtractLaunchDims(const std::string& kernel, const LaunchConfig& config, const TVMValue* values,
+                                       const int* codes, int num_args) {
   if (num_args != config.num_packed_args()) {
     return InvalidArgument("kernel '" + kernel + "' expects " + std::to_string(config.num_packed_args()) +
                            " packed arguments (" + std::to_string(config.num_kernel_args) + " parameters + " +
-                           std::to_string(config.num_packed_args() - config.num_kernel_args) +
-                           " launch values), got " + std::to_string(num_args));
+                           std::to_string(config.num_packed_args() - config.num_kernel_args) + " launch values), got " +
+                           std::to_string(num_args));
   }
   LaunchDims dims;
   int index = config.num_kernel_args;

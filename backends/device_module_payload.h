@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/binary_reader.h"
 #include "format/binary_writer.h"
 #include "runtime/c_runtime_api.h"
-#include "base/status.h"
 
 namespace sorun {
 
@@ -68,8 +68,8 @@ struct LaunchDims {
 
 // Reads the launch values that follow the kernel parameters in (values, codes). Values <= 0 leave
 // a dimension at 1, as TVM does. Errors name the kernel and the argument.
-StatusOr<LaunchDims> ExtractLaunchDims(const std::string& kernel, const LaunchConfig& config,
-                                       const TVMValue* values, const int* codes, int num_args);
+StatusOr<LaunchDims> ExtractLaunchDims(const std::string& kernel, const LaunchConfig& config, const TVMValue* values,
+                                       const int* codes, int num_args);
 
 // Byte size of a kernel parameter of `type` as passed to the driver (4 for 32-bit scalars, 8 for
 // 64-bit scalars and handles); an error for types a kernel cannot take.

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <string>
 
-
 namespace sorun {
 namespace {
 
@@ -21,11 +20,11 @@ StatusOr<std::optional<bool>> ParseEnvBool(const char* name, const char* value, 
   return Bad(name, value, "1 (" + std::string(meaning) + ") or 0 (do not)");
 }
 
-StatusOr<std::optional<int64_t>> ParseEnvInt(const char* name, const char* value, int64_t min_value,
-                                             int64_t max_value, std::string_view meaning) {
+StatusOr<std::optional<int64_t>> ParseEnvInt(const char* name, const char* value, int64_t min_value, int64_t max_value,
+                                             std::string_view meaning) {
   if (value == nullptr || value[0] == '\0') return std::optional<int64_t>();
-  const std::string accepted = "a whole number from " + std::to_string(min_value) + " to " +
-                               std::to_string(max_value) + " (" + std::string(meaning) + ")";
+  const std::string accepted = "a whole number from " + std::to_string(min_value) + " to " + std::to_string(max_value) +
+                               " (" + std::string(meaning) + ")";
   int64_t v = 0;
   for (const char* p = value; *p != '\0'; ++p) {
     if (*p < '0' || *p > '9') return Bad(name, value, accepted);

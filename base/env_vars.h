@@ -6,10 +6,10 @@
 //    the CPU pool; unset: one per hardware thread)".
 // Booleans accept exactly 1 and 0. Integers accept decimal digits only (no sign, spaces or suffix).
 //
-// Who calls: the code that reads a variable (thread pool, loader) and CheckSorunEnvironment() (runtime/environment.h), which
-// validates every variable sorun reads so that a bad value is reported as an error by the first call
-// that can return one (sorun::Initialize(), the CLI) even where the reader itself cannot fail (the
-// process-wide thread pool falls back to its default). Thread-safe (getenv only; no setenv).
+// Who calls: the code that reads a variable (thread pool, loader) and CheckSorunEnvironment() (runtime/environment.h),
+// which validates every variable sorun reads so that a bad value is reported as an error by the first call that can
+// return one (sorun::Initialize(), the CLI) even where the reader itself cannot fail (the process-wide thread pool
+// falls back to its default). Thread-safe (getenv only; no setenv).
 #ifndef SORUN_BASE_ENV_VARS_H_
 #define SORUN_BASE_ENV_VARS_H_
 
@@ -38,8 +38,8 @@ StatusOr<std::optional<int64_t>> GetEnvInt(const char* name, int64_t min_value, 
 // The same rules applied to a given value (tests; callers that already hold the text). `value` may
 // be null (unset).
 StatusOr<std::optional<bool>> ParseEnvBool(const char* name, const char* value, std::string_view meaning);
-StatusOr<std::optional<int64_t>> ParseEnvInt(const char* name, const char* value, int64_t min_value,
-                                             int64_t max_value, std::string_view meaning);
+StatusOr<std::optional<int64_t>> ParseEnvInt(const char* name, const char* value, int64_t min_value, int64_t max_value,
+                                             std::string_view meaning);
 
 }  // namespace sorun
 

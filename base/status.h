@@ -20,17 +20,17 @@ namespace sorun {
 // Broad error classes; the message carries the specifics.
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument = 1,    // a caller passed a bad value (wrong shape, unknown name, bad CLI flag)
-  kNotFound = 2,           // a named thing (function, input, file, loader) does not exist
-  kAlreadyExists = 3,      // registering a name twice without override
-  kOutOfRange = 4,         // an index past the end
-  kFailedPrecondition = 5, // the object is not in a state that allows the call
-  kDataLoss = 6,           // a malformed or truncated artifact (blob, JSON, params, npy, ELF)
-  kUnavailable = 7,        // a device or driver is absent (no CUDA driver, no OpenCL platform)
-  kUnimplemented = 8,      // a valid request this build does not support
-  kResourceExhausted = 9,  // allocation failure
-  kInternal = 10,          // a broken invariant inside sorun
-  kAborted = 11,           // a kernel reported failure (its message is carried)
+  kInvalidArgument = 1,     // a caller passed a bad value (wrong shape, unknown name, bad CLI flag)
+  kNotFound = 2,            // a named thing (function, input, file, loader) does not exist
+  kAlreadyExists = 3,       // registering a name twice without override
+  kOutOfRange = 4,          // an index past the end
+  kFailedPrecondition = 5,  // the object is not in a state that allows the call
+  kDataLoss = 6,            // a malformed or truncated artifact (blob, JSON, params, npy, ELF)
+  kUnavailable = 7,         // a device or driver is absent (no CUDA driver, no OpenCL platform)
+  kUnimplemented = 8,       // a valid request this build does not support
+  kResourceExhausted = 9,   // allocation failure
+  kInternal = 10,           // a broken invariant inside sorun
+  kAborted = 11,            // a kernel reported failure (its message is carried)
 };
 
 // Returns the lower-case name of `code` ("invalid_argument").
@@ -107,9 +107,9 @@ class [[nodiscard]] StatusOr {
   StatusOr(T value) : status_(), has_value_(true) {  // NOLINT(runtime/explicit)
     new (&storage_) T(std::move(value));
   }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, Status> &&
-                                                    !std::is_same_v<std::decay_t<U>, StatusOr<T>>>>
+  template <typename U,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, Status> &&
+                                        !std::is_same_v<std::decay_t<U>, StatusOr<T>>>>
   StatusOr(U&& value) : status_(), has_value_(true) {  // NOLINT(runtime/explicit)
     new (&storage_) T(std::forward<U>(value));
   }
@@ -169,16 +169,16 @@ class [[nodiscard]] StatusOr {
 #define SORUN_STATUS_CONCAT_(a, b) SORUN_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define SORUN_RETURN_IF_ERROR(expr)              \
-  do {                                           \
-    ::sorun::Status sorun_status_ = (expr);      \
+#define SORUN_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::sorun::Status sorun_status_ = (expr);        \
     if (!sorun_status_.ok()) return sorun_status_; \
   } while (0)
 
 // Like SORUN_RETURN_IF_ERROR, prefixing `context` (a string expression) to the message.
-#define SORUN_RETURN_IF_ERROR_CTX(expr, context)                         \
-  do {                                                                   \
-    ::sorun::Status sorun_status_ = (expr);                              \
+#define SORUN_RETURN_IF_ERROR_CTX(expr, context)                                \
+  do {                                                                          \
+    ::sorun::Status sorun_status_ = (expr);                                     \
     if (!sorun_status_.ok()) return std::move(sorun_status_).Annotate(context); \
   } while (0)
 

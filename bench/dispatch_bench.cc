@@ -44,8 +44,8 @@ struct Fixture {
       for (int i = 0; i < kNodes; ++i) x = b.Op("sorun_empty", {x}, {1, 16});
       b.Output(x);
       auto spec = b.Build();
-      fx->exec = std::move(*GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), fx->lib,
-                                                  {CpuDevice()}, nullptr));
+      fx->exec = std::move(
+          *GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(*spec)), fx->lib, {CpuDevice()}, nullptr));
       // The hand loop: the same kernel, one prebuilt (input, output) argument pair per node, with the
       // same storage reuse (two buffers, ping-pong).
       fx->fn = fx->lib.GetFunction("sorun_empty").get()->c_function();
@@ -85,14 +85,16 @@ void BM_ExecutorRun(benchmark::State& state) {
   for (auto _ : state) {
     if (!f.exec->Run().ok()) state.SkipWithError("run failed");
   }
-  state.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ExecutorRun)->Unit(benchmark::kMicrosecond);
 
 void BM_HandLoop(benchmark::State& state) {
   Fixture& f = Fixture::Get();
   for (auto _ : state) f.HandLoop();
-  state.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_HandLoop)->Unit(benchmark::kMicrosecond);
 

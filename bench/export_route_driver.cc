@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   ::mkdir(bench::SyntheticModelDir().c_str(), 0755);
   std::string header = bench::Runfile("runtime/c_runtime_api.h");
   std::string root = header.substr(0, header.size() - std::string("runtime/c_runtime_api.h").size());
-  auto info = bench::WriteSyntheticModel(spec, out, bench::Runfile("testdata/kernels/nn_kernels.c"), root.empty() ? "." : root);
+  auto info =
+      bench::WriteSyntheticModel(spec, out, bench::Runfile("testdata/kernels/nn_kernels.c"), root.empty() ? "." : root);
   if (!info.ok()) {
     std::fprintf(stderr, "export_route_driver: %s\n", info.status().ToString().c_str());
     return 1;
@@ -81,10 +82,11 @@ int main(int argc, char** argv) {
     return v[v.size() / 2];
   };
   double load = load_ms(false), load_verify = load_ms(true);
-  std::printf("{\"route\":\"%s\",\"param_mib\":%.1f,\"so_mib\":%.1f,\"export_s\":%.2f,"
-              "\"exporter_peak_rss_mib\":%.1f,\"load_ms\":%.3f,\"load_verify_ms\":%.3f}\n",
-              route.c_str(), info->param_bytes / 1048576.0, st.st_size / 1048576.0, info->export_seconds,
-              self.ru_maxrss / 1024.0, load, load_verify);
+  std::printf(
+      "{\"route\":\"%s\",\"param_mib\":%.1f,\"so_mib\":%.1f,\"export_s\":%.2f,"
+      "\"exporter_peak_rss_mib\":%.1f,\"load_ms\":%.3f,\"load_verify_ms\":%.3f}\n",
+      route.c_str(), info->param_bytes / 1048576.0, st.st_size / 1048576.0, info->export_seconds,
+      self.ru_maxrss / 1024.0, load, load_verify);
   if (!keep) std::remove(out.c_str());
   return 0;
 }

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   }
   std::string header = bench::Runfile("runtime/c_runtime_api.h");
   std::string root = header.substr(0, header.size() - std::string("runtime/c_runtime_api.h").size());
-  auto info = bench::WriteSyntheticModel(spec, out, bench::Runfile("testdata/kernels/nn_kernels.c"), root.empty() ? "." : root);
+  auto info =
+      bench::WriteSyntheticModel(spec, out, bench::Runfile("testdata/kernels/nn_kernels.c"), root.empty() ? "." : root);
   if (!info.ok()) {
     std::fprintf(stderr, "gen_model: %s\n", info.status().ToString().c_str());
     return 1;

@@ -66,7 +66,8 @@ Args Parse(int argc, char** argv) {
       Die("unknown argument " + k);
     }
   }
-  if (a.model.empty() || a.executors < 1) Die("usage: memory_driver --model M.so [--executors N] [--verify 0|1] [--hold FILE]");
+  if (a.model.empty() || a.executors < 1)
+    Die("usage: memory_driver --model M.so [--executors N] [--verify 0|1] [--hold FILE]");
   return a;
 }
 
@@ -168,21 +169,22 @@ int main(int argc, char** argv) {
   const uint64_t limit = param_bytes + activation_bytes + (32ull << 20);
 
   const uint64_t peak = after_run.hwm;
-  std::printf("{\"label\":\"%s\",\"model\":\"%s\",\"verify\":%d,\"params_mib\":%.3f,\"params_in_place\":%llu,"
-              "\"params_copied\":%llu,\"copied_mib\":%.3f,\"activations_mib\":%.3f,\"workspace_mib\":%.3f,"
-              "\"load_to_ready_ms\":%.3f,\"baseline\":%s,\"after_load\":%s,\"after_create\":%s,\"after_first_run\":%s,"
-              "\"peak_mib\":%.3f,\"limit_mib\":%.3f,\"peak_over_params_act_mib\":%.3f,\"peak_ok\":%s",
-              args.label.c_str(), args.model.c_str(), args.verify ? 1 : 0, bench::MiB(param_bytes),
-              static_cast<unsigned long long>(in_place), static_cast<unsigned long long>(copied),
-              bench::MiB(copied_bytes), bench::MiB(activation_bytes), bench::MiB(workspace_bytes), ready_ms,
-              bench::ProcessMemoryJson(baseline).c_str(), bench::ProcessMemoryJson(after_load).c_str(),
-              bench::ProcessMemoryJson(after_create).c_str(), bench::ProcessMemoryJson(after_run).c_str(),
-              bench::MiB(peak), bench::MiB(limit), bench::MiB(peak) - bench::MiB(param_bytes + activation_bytes),
-              peak <= limit ? "true" : "false");
+  std::printf(
+      "{\"label\":\"%s\",\"model\":\"%s\",\"verify\":%d,\"params_mib\":%.3f,\"params_in_place\":%llu,"
+      "\"params_copied\":%llu,\"copied_mib\":%.3f,\"activations_mib\":%.3f,\"workspace_mib\":%.3f,"
+      "\"load_to_ready_ms\":%.3f,\"baseline\":%s,\"after_load\":%s,\"after_create\":%s,\"after_first_run\":%s,"
+      "\"peak_mib\":%.3f,\"limit_mib\":%.3f,\"peak_over_params_act_mib\":%.3f,\"peak_ok\":%s",
+      args.label.c_str(), args.model.c_str(), args.verify ? 1 : 0, bench::MiB(param_bytes),
+      static_cast<unsigned long long>(in_place), static_cast<unsigned long long>(copied), bench::MiB(copied_bytes),
+      bench::MiB(activation_bytes), bench::MiB(workspace_bytes), ready_ms, bench::ProcessMemoryJson(baseline).c_str(),
+      bench::ProcessMemoryJson(after_load).c_str(), bench::ProcessMemoryJson(after_create).c_str(),
+      bench::ProcessMemoryJson(after_run).c_str(), bench::MiB(peak), bench::MiB(limit),
+      bench::MiB(peak) - bench::MiB(param_bytes + activation_bytes), peak <= limit ? "true" : "false");
   if (args.executors > 1) {
     const uint64_t extra_limit = activation_bytes + (1ull << 20);
     std::printf(",\"scaling\":[%s],\"worst_per_extra_kib\":%.1f,\"per_extra_limit_kib\":%.1f,\"per_extra_ok\":%s",
-                scaling.c_str(), worst_extra / 1024.0, extra_limit / 1024.0, worst_extra <= extra_limit ? "true" : "false");
+                scaling.c_str(), worst_extra / 1024.0, extra_limit / 1024.0,
+                worst_extra <= extra_limit ? "true" : "false");
   }
   if (!args.hold.empty()) std::printf(",\"held\":%s", bench::ProcessMemoryJson(held).c_str());
   std::printf("}\n");

@@ -10,12 +10,12 @@
 #include <memory>
 #include <string>
 
-#include "runtime/data_type.h"
-#include "runtime/device_api.h"
 #include "backends/opencl/opencl_backend.h"
 #include "backends/opencl/opencl_devices.h"
 #include "backends/opencl/opencl_module.h"
 #include "backends/opencl/program_cache.h"
+#include "runtime/data_type.h"
+#include "runtime/device_api.h"
 #include "runtime/tensor.h"
 
 namespace sorun {

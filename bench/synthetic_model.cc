@@ -6,12 +6,12 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "format/binary_writer.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
-#include "format/binary_writer.h"
+#include "packer/host_code_module.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
-#include "packer/host_code_module.h"
 
 namespace sorun {
 namespace bench {
@@ -58,8 +58,8 @@ StatusOr<std::string> ForeignPayload(Built built) {
   // Where the first tensor's data would land for the JSON as it is; pad the JSON with spaces to move it.
   uint64_t names_bytes = 8 + 8;
   for (const auto& kv : built.params) names_bytes += 8 + kv.first.size();
-  uint64_t first_data = w.AbsolutePosition() + 8 + built.json.size() + names_bytes +
-                        NDArrayHeaderBytes(built.params[0].second.ndim());
+  uint64_t first_data =
+      w.AbsolutePosition() + 8 + built.json.size() + names_bytes + NDArrayHeaderBytes(built.params[0].second.ndim());
   built.json.append(static_cast<size_t>((2 + 4 - first_data % 4) % 4), ' ');
   w.WriteString(built.json);
   SORUN_RETURN_IF_ERROR(WriteNamedTensorSection(built.params, &w, /*align_data=*/false, /*leading_count=*/true));

@@ -36,8 +36,8 @@ struct SyntheticModelInfo {
   std::string path;
   int64_t width = 0;
   int layers = 0;
-  uint64_t param_bytes = 0;       // weights + biases
-  double export_seconds = 0;      // ExportLibrary / LinkLibraryWithBlob only (0 if reused)
+  uint64_t param_bytes = 0;   // weights + biases
+  double export_seconds = 0;  // ExportLibrary / LinkLibraryWithBlob only (0 if reused)
 };
 
 // Shape of the model for `spec` (no file written).

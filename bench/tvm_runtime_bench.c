@@ -74,16 +74,21 @@ static void CallNoArgs(TVMFunctionHandle f, const char* what) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) Die("usage: tvm_runtime_bench LIB.so NAME=IN.raw:DTYPE:D0xD1 [--warmup W] [--repeat N] [--output OUT.raw]", NULL);
+  if (argc < 3)
+    Die("usage: tvm_runtime_bench LIB.so NAME=IN.raw:DTYPE:D0xD1 [--warmup W] [--repeat N] [--output OUT.raw]", NULL);
   const char* lib_path = argv[1];
   char* spec = argv[2];
   int warmup = 5, repeat = 50;
   const char* output_path = NULL;
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "--repeat") == 0) repeat = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "--output") == 0) output_path = argv[i + 1];
-    else Die("unknown flag ", argv[i]);
+    if (strcmp(argv[i], "--warmup") == 0)
+      warmup = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--repeat") == 0)
+      repeat = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--output") == 0)
+      output_path = argv[i + 1];
+    else
+      Die("unknown flag ", argv[i]);
   }
   if (repeat < 1 || warmup < 0) Die("bad --repeat/--warmup", NULL);
 
@@ -101,10 +106,17 @@ int main(int argc, char** argv) {
   if (!c2) Die("bad input spec (no shape)", NULL);
   *c2 = '\0';
   int code, bits;
-  if (strcmp(dtype, "float32") == 0) { code = kDLFloat; bits = 32; }
-  else if (strcmp(dtype, "int32") == 0) { code = kDLInt; bits = 32; }
-  else if (strcmp(dtype, "int64") == 0) { code = kDLInt; bits = 64; }
-  else Die("unsupported dtype ", dtype);
+  if (strcmp(dtype, "float32") == 0) {
+    code = kDLFloat;
+    bits = 32;
+  } else if (strcmp(dtype, "int32") == 0) {
+    code = kDLInt;
+    bits = 32;
+  } else if (strcmp(dtype, "int64") == 0) {
+    code = kDLInt;
+    bits = 64;
+  } else
+    Die("unsupported dtype ", dtype);
   int64_t shape[8];
   int ndim = 0;
   int64_t elems = 1;
@@ -159,7 +171,7 @@ int main(int argc, char** argv) {
   double sum = 0;
   for (int i = 0; i < repeat; ++i) {
     const double s = NowMs();
-    CallNoArgs(run, "run");  /* CPU: synchronous */
+    CallNoArgs(run, "run"); /* CPU: synchronous */
     times[i] = NowMs() - s;
     sum += times[i];
   }
@@ -188,11 +200,12 @@ int main(int argc, char** argv) {
     if (out_code == kTVMNDArrayHandle) TVMArrayFree((TVMArrayHandle)out.v_handle);
   }
 
-  printf("{\"runtime\":\"tvm\",\"load_ms\":%.6f,\"first_run_ms\":%.6f,\"run_ms\":{\"min\":%.6f,\"median\":%.6f,"
-         "\"p90\":%.6f,\"max\":%.6f,\"mean\":%.6f},\"repeat\":%d,\"warmup\":%d,\"peak_rss_bytes\":%ld,"
-         "\"rss_before_load_bytes\":%ld}\n",
-         t1 - t0, first_run, times[0], median, times[p90_index], times[repeat - 1], sum / repeat, repeat, warmup,
-         PeakRssBytes(), rss_before_load);
+  printf(
+      "{\"runtime\":\"tvm\",\"load_ms\":%.6f,\"first_run_ms\":%.6f,\"run_ms\":{\"min\":%.6f,\"median\":%.6f,"
+      "\"p90\":%.6f,\"max\":%.6f,\"mean\":%.6f},\"repeat\":%d,\"warmup\":%d,\"peak_rss_bytes\":%ld,"
+      "\"rss_before_load_bytes\":%ld}\n",
+      t1 - t0, first_run, times[0], median, times[p90_index], times[repeat - 1], sum / repeat, repeat, warmup,
+      PeakRssBytes(), rss_before_load);
   free(times);
   TVMArrayFree(input);
   TVMModFree(gmod);

@@ -7,7 +7,10 @@ namespace sorun {
 
 BinaryReader::BinaryReader(const uint8_t* data, size_t size, std::string section, uint64_t base_offset,
                            ObjectPtr<Object> owner)
-    : data_(data), size_(data ? size : 0), section_(std::move(section)), base_offset_(base_offset),
+    : data_(data),
+      size_(data ? size : 0),
+      section_(std::move(section)),
+      base_offset_(base_offset),
       owner_(std::move(owner)) {}
 
 Status BinaryReader::ErrorAt(uint64_t absolute_offset, std::string_view message) const {
@@ -109,8 +112,8 @@ Status BinaryReader::ReadStringVector(std::vector<std::string>* out, std::string
   SORUN_RETURN_IF_ERROR(ReadLe(&count, what));
   // Every string takes at least its 8-byte length.
   if (count > remaining() / 8) {
-    return ErrorAt(start, std::string(what) + " count " + std::to_string(count) +
-                              " is impossible with " + std::to_string(remaining()) + " bytes left");
+    return ErrorAt(start, std::string(what) + " count " + std::to_string(count) + " is impossible with " +
+                              std::to_string(remaining()) + " bytes left");
   }
   out->clear();
   out->reserve(static_cast<size_t>(count));
@@ -128,8 +131,7 @@ Status BinaryReader::ReadU64Vector(std::vector<uint64_t>* out, std::string_view 
   SORUN_RETURN_IF_ERROR(ReadLe(&count, what));
   if (count > remaining() / 8) {
     return ErrorAt(start, std::string(what) + " count " + std::to_string(count) + " needs " +
-                              (count > (UINT64_MAX / 8) ? std::string("more than 2^64")
-                                                        : std::to_string(count * 8)) +
+                              (count > (UINT64_MAX / 8) ? std::string("more than 2^64") : std::to_string(count * 8)) +
                               " bytes but only " + std::to_string(remaining()) + " remain");
   }
   out->resize(static_cast<size_t>(count));
@@ -142,8 +144,8 @@ Status BinaryReader::ReadDataTypeVector(std::vector<DLDataType>* out, std::strin
   uint64_t count = 0;
   SORUN_RETURN_IF_ERROR(ReadLe(&count, what));
   if (count > remaining() / 4) {
-    return ErrorAt(start, std::string(what) + " count " + std::to_string(count) +
-                              " is impossible with " + std::to_string(remaining()) + " bytes left");
+    return ErrorAt(start, std::string(what) + " count " + std::to_string(count) + " is impossible with " +
+                              std::to_string(remaining()) + " bytes left");
   }
   out->resize(static_cast<size_t>(count));
   for (auto& v : *out) SORUN_RETURN_IF_ERROR(ReadDataType(&v));

@@ -55,9 +55,7 @@ void BinaryWriter::WriteDataTypeVector(const std::vector<DLDataType>& v) {
   for (DLDataType t : v) WriteDataType(t);
 }
 
-void BinaryWriter::WriteBytes(const void* data, size_t n) {
-  bytes_.append(static_cast<const char*>(data), n);
-}
+void BinaryWriter::WriteBytes(const void* data, size_t n) { bytes_.append(static_cast<const char*>(data), n); }
 
 void BinaryWriter::PatchU64(size_t position, uint64_t v) {
   for (size_t i = 0; i < 8; ++i) bytes_[position + i] = static_cast<char>((v >> (8 * i)) & 0xff);

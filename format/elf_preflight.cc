@@ -28,7 +28,8 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   if (data[EI_DATA] != ELFDATA2LSB) return Bad(path, "not a little-endian ELF file");
   Elf64_Ehdr eh;
   CopyElfStruct(data, size, 0, &eh);  // fits: checked above
-  if (eh.e_type != ET_DYN) return Bad(path, "ELF type " + std::to_string(eh.e_type) + " is not a shared object (ET_DYN)");
+  if (eh.e_type != ET_DYN)
+    return Bad(path, "ELF type " + std::to_string(eh.e_type) + " is not a shared object (ET_DYN)");
 #if defined(__x86_64__)
   const uint16_t machine = EM_X86_64;
 #elif defined(__aarch64__)
@@ -37,7 +38,8 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   const uint16_t machine = eh.e_machine;
 #endif
   if (eh.e_machine != machine) {
-    return Bad(path, "built for ELF machine " + std::to_string(eh.e_machine) + ", this machine is " + std::to_string(machine));
+    return Bad(
+        path, "built for ELF machine " + std::to_string(eh.e_machine) + ", this machine is " + std::to_string(machine));
   }
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) return Bad(path, "bad program header table");
   SORUN_ASSIGN_OR_RETURN(ElfDynamicFacts facts, ReadElfDynamicFacts(data, size, path));
@@ -136,8 +138,7 @@ StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, 
                                std::to_string(at) + ") points outside the file's loaded segments");
         }
         break;
-      default:
-        break;
+      default: break;
     }
     if (field != nullptr && *field == 0) *field = value;
   }

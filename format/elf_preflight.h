@@ -38,8 +38,8 @@ struct ElfProgramHeader {
 
   // From the header as stored, and back (the blob injector writes headers).
   static ElfProgramHeader FromElf64(const Elf64_Phdr& h, uint32_t index, uint64_t header_offset) {
-    return ElfProgramHeader{index,      header_offset, h.p_type,   h.p_flags, h.p_offset,
-                            h.p_vaddr,  h.p_paddr,     h.p_filesz, h.p_memsz, h.p_align};
+    return ElfProgramHeader{index,     header_offset, h.p_type,   h.p_flags, h.p_offset,
+                            h.p_vaddr, h.p_paddr,     h.p_filesz, h.p_memsz, h.p_align};
   }
   Elf64_Phdr ToElf64() const { return Elf64_Phdr{type, flags, offset, vaddr, paddr, filesz, memsz, align}; }
 };

@@ -17,9 +17,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/status.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
-#include "base/status.h"
 
 // Aborts with a message: a broken round trip or invariant is a bug, not bad input.
 #define FUZZ_CHECK(cond, what)                                                                \

@@ -13,31 +13,31 @@
 #include <vector>
 
 #include "api/model_loading.h"
+#include "backends/cuda/cuda_module.h"
+#include "backends/device_module_payload.h"
+#include "backends/opencl/opencl_devices.h"
+#include "backends/opencl/opencl_module.h"
+#include "base/xxhash64.h"
+#include "format/binary_reader.h"
+#include "format/binary_writer.h"
+#include "format/elf_preflight.h"
 #include "fuzz/fuzz_common.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
-#include "format/binary_reader.h"
-#include "format/binary_writer.h"
+#include "packer/elf_reader.h"
+#include "packer/tar_archive.h"
 #include "runtime/blob_loader.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
-#include "backends/device_module_payload.h"
-#include "format/elf_preflight.h"
 #include "runtime/module.h"
 #include "runtime/packed_func.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
-#include "base/xxhash64.h"
-#include "backends/cuda/cuda_module.h"
-#include "backends/opencl/opencl_devices.h"
-#include "backends/opencl/opencl_module.h"
 #include "serialization/blob_checksum.h"
-#include "packer/elf_reader.h"
 #include "serialization/module_blob.h"
-#include "packer/tar_archive.h"
 #include "tools/npy.h"
 
 namespace sorun {
@@ -96,8 +96,8 @@ class FakeKernelLibrary final : public ModuleNode {
 Module MakeFakeKernelLibrary() { return Module(ObjectPtr<ModuleNode>(MakeObject<FakeKernelLibrary>())); }
 
 // Plans memory on the CPU and, when small, builds an executor over fake kernels and runs it once.
-void PlanAndRun(const char* target, const std::shared_ptr<const GraphSpec>& graph, const ObjectPtr<SharedWeights>& weights,
-                const Module& kernel_lib) {
+void PlanAndRun(const char* target, const std::shared_ptr<const GraphSpec>& graph,
+                const ObjectPtr<SharedWeights>& weights, const Module& kernel_lib) {
   std::vector<bool> bound(graph->num_entries(), false);
   auto plan = PlanMemory(*graph, {CpuDevice()}, bound);
   if (!plan.ok()) {
@@ -248,9 +248,9 @@ int FuzzDevicePayload(const uint8_t* data, size_t size) {
     DeviceModulePayload back;
     Status s2 = ReadDeviceModulePayload(again, kind, &back);
     FUZZ_CHECK(s2.ok() && again.at_end(), s2.ToString());
-    FUZZ_CHECK(back.fmt == payload.fmt && back.data == payload.data &&
-                   back.functions.size() == payload.functions.size(),
-               "device payload round trip");
+    FUZZ_CHECK(
+        back.fmt == payload.fmt && back.data == payload.data && back.functions.size() == payload.functions.size(),
+        "device payload round trip");
     // Launch conventions of every kernel, with plausible launch values.
     for (const auto& [name, info] : payload.functions) {
       FUZZ_CHECK(payload.Find(name) != nullptr, "Find() finds every kernel");

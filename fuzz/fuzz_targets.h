@@ -26,8 +26,8 @@
 // Bad input must come back as a non-OK Status; a body aborts (FUZZ_CHECK) only when a round trip or an
 // invariant of a successful parse breaks, which is a bug. Sanitizers catch the rest. The bodies never
 // touch the network or a GPU, and only FuzzElfInject / FuzzModelLoad touch the file system (a private
-// temporary directory; FuzzModelLoad dlopen()s the libraries it writes there): OpenCL discovery is pointed at an empty vendor
-// directory (OCL_ICD_VENDORS, unless already set) and CUDA_VISIBLE_DEVICES is emptied.
+// temporary directory; FuzzModelLoad dlopen()s the libraries it writes there): OpenCL discovery is pointed at an empty
+// vendor directory (OCL_ICD_VENDORS, unless already set) and CUDA_VISIBLE_DEVICES is emptied.
 //
 // Thread-compatible: a fuzzer calls one body at a time. Every body returns 0 (libFuzzer's contract).
 #ifndef SORUN_FUZZ_FUZZ_TARGETS_H_

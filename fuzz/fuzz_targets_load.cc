@@ -38,17 +38,17 @@
 #include <vector>
 
 #include "api/model_loading.h"
+#include "base/file_util.h"
+#include "format/elf_preflight.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_targets.h"
-#include "format/elf_preflight.h"
-#include "base/file_util.h"
-#include "runtime/registry_keys.h"
-#include "serialization/blob_checksum.h"
 #include "packer/elf_blob_injector.h"
 #include "packer/elf_reader.h"
 #include "packer/exporter.h"
-#include "serialization/module_blob.h"
 #include "packer/subprocess.h"
+#include "runtime/registry_keys.h"
+#include "serialization/blob_checksum.h"
+#include "serialization/module_blob.h"
 
 namespace sorun {
 namespace fuzz {
@@ -144,8 +144,7 @@ void CheckFileVariant(std::string_view elf, const std::string& blob, const std::
 
 // Every invariant of a successful injection.
 void CheckInjected(std::string_view input, const std::string& output, const std::string& blob,
-                   const std::string& record, const BlobInjectionOptions& options,
-                   const BlobInjectionReport& report) {
+                   const std::string& record, const BlobInjectionOptions& options, const BlobInjectionReport& report) {
   const auto* out = reinterpret_cast<const uint8_t*>(output.data());
   FUZZ_CHECK(report.output_bytes == output.size(), "report.output_bytes");
   Status preflight = PreflightSharedLibraryBytes(out, output.size(), "injected.so");
@@ -179,8 +178,8 @@ void CheckInjected(std::string_view input, const std::string& output, const std:
     const ElfSymbol& a = old_syms[i];
     const ElfSymbol& b = new_syms[i];
     FUZZ_CHECK(a.name == b.name, "dynamic symbol " + std::to_string(i) + " keeps its name");
-    const bool replaced = options.replace_existing &&
-                          (a.name == keys::kSymbolDevMblob || a.name == keys::kSymbolBlobChecksum);
+    const bool replaced =
+        options.replace_existing && (a.name == keys::kSymbolDevMblob || a.name == keys::kSymbolBlobChecksum);
     if (!replaced) {
       FUZZ_CHECK(a.value == b.value && a.size == b.size && a.info == b.info,
                  "dynamic symbol " + std::string(a.name) + " unchanged");

@@ -130,7 +130,8 @@ StatusOr<ObjectPtr<GraphExecutorFactoryNode>> GraphExecutorFactoryNode::Create(s
                                                                                std::string module_name) {
   SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(graph_json));
   if (module_name.empty()) return InvalidArgument("GraphExecutorFactory: empty module name");
-  ObjectPtr<GraphExecutorFactoryNode> node = ObjectPtr<GraphExecutorFactoryNode>::FromRaw(new GraphExecutorFactoryNode());
+  ObjectPtr<GraphExecutorFactoryNode> node =
+      ObjectPtr<GraphExecutorFactoryNode>::FromRaw(new GraphExecutorFactoryNode());
   SORUN_ASSIGN_OR_RETURN(node->weights_, SharedWeights::Create(std::move(params)));
   SORUN_RETURN_IF_ERROR(node->weights_->CheckAgainstGraph(spec));
   node->graph_ = std::make_shared<const GraphSpec>(std::move(spec));
@@ -164,9 +165,8 @@ Status GraphExecutorFactoryNode::SaveToBinary(BinaryWriter* writer) const {
 PackedFunc GraphExecutorFactoryNode::GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) {
   GraphExecutorFactoryNode* f = this;
   auto make = [&](PackedFunc::Body body) {
-    return PackedFunc::FromBody(std::string(name), [self, body = std::move(body)](PackedArgs a, Value* r) {
-      return body(a, r);
-    });
+    return PackedFunc::FromBody(std::string(name),
+                                [self, body = std::move(body)](PackedArgs a, Value* r) { return body(a, r); });
   };
   if (name == module_name_) {
     return make([f](PackedArgs args, Value* ret) -> Status {
@@ -218,8 +218,9 @@ PackedFunc GraphExecutorFactoryNode::GetFunction(std::string_view name, const Ob
 
 StatusOr<Module> MakeGraphExecutorFactory(std::string graph_json, NamedTensors params, Module kernel_lib,
                                           std::string module_name) {
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<GraphExecutorFactoryNode> node,
-                         GraphExecutorFactoryNode::Create(std::move(graph_json), std::move(params), std::move(module_name)));
+  SORUN_ASSIGN_OR_RETURN(
+      ObjectPtr<GraphExecutorFactoryNode> node,
+      GraphExecutorFactoryNode::Create(std::move(graph_json), std::move(params), std::move(module_name)));
   Module m{ObjectPtr<ModuleNode>(node)};
   if (kernel_lib.defined()) SORUN_RETURN_IF_ERROR(m.Import(std::move(kernel_lib)));
   return m;

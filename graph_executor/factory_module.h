@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "format/binary_reader.h"
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/shared_weights.h"
-#include "format/binary_reader.h"
 #include "runtime/module.h"
 #include "runtime/tensor_io.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_json.h"
 #include "base/status.h"
+#include "graph_executor/graph_json.h"
 
 namespace sorun {
 

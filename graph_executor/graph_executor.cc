@@ -39,8 +39,9 @@ class GraphExecutor::BusyGuard {
   }
   Status status() const {
     return acquired_ ? Status::Ok()
-                     : FailedPrecondition("graph executor is being used by another thread; an executor is "
-                                          "single-threaded (create one per thread from the factory)");
+                     : FailedPrecondition(
+                           "graph executor is being used by another thread; an executor is "
+                           "single-threaded (create one per thread from the factory)");
   }
 
  private:
@@ -48,7 +49,7 @@ class GraphExecutor::BusyGuard {
   bool acquired_;
 };
 
-#define SORUN_EXCLUSIVE()      \
+#define SORUN_EXCLUSIVE()       \
   BusyGuard busy_guard_(*this); \
   SORUN_RETURN_IF_ERROR(busy_guard_.status())
 
@@ -147,9 +148,9 @@ Status GraphExecutor::SetupStorage() {
     if (lookup_linked.defined()) {
       auto linked = lookup_linked(static_cast<int64_t>(pool.storage_id));
       if (linked.ok() && linked->type_code() == kTVMOpaqueHandle && linked->raw().v_handle) {
-        SORUN_ASSIGN_OR_RETURN(pools_[p], Tensor::Wrap(linked->raw().v_handle, pool.bytes,
-                                                        {static_cast<int64_t>(pool.bytes)}, UInt8(), pool.device,
-                                                        ObjectPtr<Object>(lib_.node())));
+        SORUN_ASSIGN_OR_RETURN(
+            pools_[p], Tensor::Wrap(linked->raw().v_handle, pool.bytes, {static_cast<int64_t>(pool.bytes)}, UInt8(),
+                                    pool.device, ObjectPtr<Object>(lib_.node())));
         continue;
       }
     }
@@ -174,7 +175,8 @@ Status GraphExecutor::SetupStorage() {
         continue;
       }
       // The pool also holds other entries: the weight is copied in (TVM's behaviour).
-      SORUN_ASSIGN_OR_RETURN(entries_[eid], pools_[static_cast<size_t>(plan_.entry_pool[eid])].View(g.shape[eid], g.dltype[eid]));
+      SORUN_ASSIGN_OR_RETURN(entries_[eid],
+                             pools_[static_cast<size_t>(plan_.entry_pool[eid])].View(g.shape[eid], g.dltype[eid]));
       SORUN_RETURN_IF_ERROR_CTX(CopyTensor(*w.dl(), *entries_[eid].dl()), "param '" + name + "'");
       continue;
     }
@@ -316,7 +318,8 @@ Status GraphExecutor::Run() {
     }
   }
   const uint64_t ws = WorkspacePool::ThreadLocal().reserved_bytes();
-  if (ws > cpu_workspace_bytes_.load(std::memory_order_relaxed)) cpu_workspace_bytes_.store(ws, std::memory_order_relaxed);
+  if (ws > cpu_workspace_bytes_.load(std::memory_order_relaxed))
+    cpu_workspace_bytes_.store(ws, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -347,9 +350,9 @@ StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
       if (s.kind == Step::kCopy) {
         st = CopyTensor(arg_tensors_[s.first_arg], arg_tensors_[s.first_arg + 1]);
       } else {
-        st = s.func.CallPacked(PackedArgs(arg_values_.data() + s.first_arg, arg_codes_.data() + s.first_arg,
-                                          static_cast<int>(s.num_args)),
-                               nullptr);
+        st = s.func.CallPacked(
+            PackedArgs(arg_values_.data() + s.first_arg, arg_codes_.data() + s.first_arg, static_cast<int>(s.num_args)),
+            nullptr);
       }
       // Device work is asynchronous: wait for it so the time is the operator's.
       for (const DLDevice& d : devices_) {
@@ -400,8 +403,8 @@ StatusOr<int> GraphExecutor::GetOutputIndex(std::string_view name) const {
 Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* what) const {
   const GraphSpec& g = *graph_;
   const auto& shape = g.shape[eid];
-  bool same_shape = v.ndim == static_cast<int>(shape.size()) &&
-                    (v.ndim == 0 || std::equal(shape.begin(), shape.end(), v.shape));
+  bool same_shape =
+      v.ndim == static_cast<int>(shape.size()) && (v.ndim == 0 || std::equal(shape.begin(), shape.end(), v.shape));
   if (v.dtype != g.dltype[eid] || !same_shape) {
     return InvalidArgument(std::string(what) + ": expected " + DTypeToString(g.dltype[eid]) +
                            ShapeToString(shape.data(), static_cast<int>(shape.size())) + ", got " +
@@ -577,7 +580,8 @@ std::vector<TensorInfo> DescribeGraphInputs(const GraphSpec& graph, const Shared
   for (uint32_t nid : graph.arg_nodes) {
     const std::string& name = graph.nodes[nid].name;
     const uint32_t eid = graph.entry_id(nid, 0);
-    out.push_back(TensorInfo{name, graph.shape[eid], graph.dltype[eid], weights != nullptr && weights->Find(name) != nullptr});
+    out.push_back(
+        TensorInfo{name, graph.shape[eid], graph.dltype[eid], weights != nullptr && weights->Find(name) != nullptr});
   }
   return out;
 }

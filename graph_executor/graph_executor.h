@@ -14,8 +14,8 @@
 // ShareParams) made while another thread is inside the same executor fails with FailedPrecondition
 // ("being used by another thread") instead of racing. Metadata (graph, devices, indices by name,
 // InputInfo, OutputInfo, memory_plan) is fixed at Create or atomic and may be read from any thread.
-// Many executors (e.g. one per thread, all from one factory) run concurrently. Tensors passed to the zero-copy calls must stay alive and
-// unchanged in shape while bound.
+// Many executors (e.g. one per thread, all from one factory) run concurrently. Tensors passed to the zero-copy calls
+// must stay alive and unchanged in shape while bound.
 //
 // Parallel kernels (TVMBackendParallelLaunch) run on the executor's own thread pool when it was
 // created with one (Run, Profile and Warmup enter it with a ThreadPool::Scope), else on the
@@ -31,11 +31,11 @@
 #include <vector>
 
 #include "base/executor_types.h"
+#include "base/status.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
 #include "graph_executor/shared_weights.h"
 #include "runtime/module.h"
-#include "base/status.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -139,11 +139,11 @@ class GraphExecutor {
   std::shared_ptr<ThreadPool> thread_pool_;  // null: ThreadPool::Global()
   MemoryPlan plan_;
 
-  std::vector<Tensor> pools_;        // per plan pool; undefined for weights-only pools
-  std::vector<Tensor> entries_;      // per entry
-  std::vector<uint8_t> shared_;      // per entry: memory not owned by this executor
-  std::vector<uint8_t> bound_param_; // per entry: bound to the factory's weights
-  std::vector<uint32_t> alias_root_; // per entry: union-find root over __nop edges
+  std::vector<Tensor> pools_;                         // per plan pool; undefined for weights-only pools
+  std::vector<Tensor> entries_;                       // per entry
+  std::vector<uint8_t> shared_;                       // per entry: memory not owned by this executor
+  std::vector<uint8_t> bound_param_;                  // per entry: bound to the factory's weights
+  std::vector<uint32_t> alias_root_;                  // per entry: union-find root over __nop edges
   std::vector<std::vector<uint32_t>> alias_members_;  // per root
 
   std::vector<DLTensor> arg_tensors_;

@@ -26,9 +26,21 @@ ObjectPtr<Object> ArgOwner(const PackedArgs& args, int i) {
 }
 
 const char* const kFunctionNames[] = {
-    "set_input",     "set_input_zero_copy", "set_output_zero_copy", "run",           "get_output",
-    "get_input",     "get_num_outputs",     "get_num_inputs",       "get_input_index", "get_input_info",
-    "get_output_info", "load_params",       "share_params",         "run_individual", "profile",
+    "set_input",
+    "set_input_zero_copy",
+    "set_output_zero_copy",
+    "run",
+    "get_output",
+    "get_input",
+    "get_num_outputs",
+    "get_num_inputs",
+    "get_input_index",
+    "get_input_info",
+    "get_output_info",
+    "load_params",
+    "share_params",
+    "run_individual",
+    "profile",
     "get_memory_plan",
 };
 
@@ -44,9 +56,8 @@ PackedFunc GraphExecutorModuleNode::GetFunction(std::string_view name, const Obj
   GraphExecutor* e = executor_.get();
   auto make = [&](PackedFunc::Body body) {
     // Capturing `self` keeps the executor alive as long as the function.
-    return PackedFunc::FromBody(std::string(name), [self, body = std::move(body)](PackedArgs a, Value* r) {
-      return body(a, r);
-    });
+    return PackedFunc::FromBody(std::string(name),
+                                [self, body = std::move(body)](PackedArgs a, Value* r) { return body(a, r); });
   };
   if (name == "set_input" || name == "set_input_zero_copy") {
     bool zero_copy = name == "set_input_zero_copy";

@@ -56,8 +56,7 @@ Status ParseEntryRef(const Value& v, const std::string& where, GraphEntryRef* ou
   if (!v.IsArray() || v.Size() < 2 || v.Size() > 3) {
     return Bad(where + ": expected [node_id, index] or [node_id, index, version]");
   }
-  if (!GetU32(v[0], &out->node_id) || !GetU32(v[1], &out->index) ||
-      (v.Size() == 3 && !GetU32(v[2], &out->version))) {
+  if (!GetU32(v[0], &out->node_id) || !GetU32(v[1], &out->index) || (v.Size() == 3 && !GetU32(v[2], &out->version))) {
     return Bad(where + ": entries must be non-negative integers");
   }
   return Status::Ok();
@@ -187,7 +186,8 @@ Status ParseAttrs(const Value& attrs, GraphSpec* g) {
       for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
         if (!v[i].IsInt64()) return Bad("attrs 'storage_id' entry " + std::to_string(i) + " is not an integer");
         if (v[i].GetInt64() < 0) {
-          return Bad("attrs 'storage_id' entry " + std::to_string(i) + " is negative (dynamic shapes are not supported)");
+          return Bad("attrs 'storage_id' entry " + std::to_string(i) +
+                     " is negative (dynamic shapes are not supported)");
         }
         g->storage_id.push_back(v[i].GetInt64());
       }
@@ -282,7 +282,8 @@ Status Validate(GraphSpec* g) {
       const GraphEntryRef& in = node.inputs[k];
       if (in.node_id >= i) {
         return Bad(g->DescribeNode(i) + " input " + std::to_string(k) + " refers to node " +
-                   std::to_string(in.node_id) + (in.node_id >= n ? ", out of range" : ", which does not come before it"));
+                   std::to_string(in.node_id) +
+                   (in.node_id >= n ? ", out of range" : ", which does not come before it"));
       }
       if (in.index >= g->nodes[in.node_id].num_outputs) {
         return Bad(g->DescribeNode(i) + " input " + std::to_string(k) + " refers to output " +
@@ -301,7 +302,8 @@ Status Validate(GraphSpec* g) {
   for (size_t k = 0; k < g->arg_nodes.size(); ++k) {
     uint32_t a = g->arg_nodes[k];
     if (a >= n) return Bad("arg_nodes[" + std::to_string(k) + "] = " + std::to_string(a) + " is out of range");
-    if (!g->nodes[a].is_input()) return Bad("arg_nodes[" + std::to_string(k) + "] is " + g->DescribeNode(a) + ", not an input node");
+    if (!g->nodes[a].is_input())
+      return Bad("arg_nodes[" + std::to_string(k) + "] is " + g->DescribeNode(a) + ", not an input node");
     if (!seen.insert(a).second) return Bad("arg_nodes lists " + g->DescribeNode(a) + " twice");
   }
   if (g->heads.empty()) return Bad("'heads' is empty: the graph has no outputs");
@@ -354,7 +356,8 @@ StatusOr<GraphSpec> GraphSpec::Parse(std::string_view json) {
       auto& out = key == "arg_nodes" ? g.arg_nodes : g.node_row_ptr;
       for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
         uint32_t x = 0;
-        if (!GetU32(v[i], &x)) return Bad("'" + key + "' entry " + std::to_string(i) + " is not a non-negative integer");
+        if (!GetU32(v[i], &x))
+          return Bad("'" + key + "' entry " + std::to_string(i) + " is not a non-negative integer");
         out.push_back(x);
       }
       has[key == "arg_nodes" ? 1 : 2] = true;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "base/executor_types.h"
-#include "graph_executor/graph_json.h"
 #include "base/status.h"
+#include "graph_executor/graph_json.h"
 
 namespace sorun {
 

@@ -59,7 +59,8 @@ class PlanChecker {
       const GraphNode& node = g_.nodes[nid];
       if (!node.is_input()) continue;
       if (arg_index[nid] < 0) {
-        return Bad(g_.DescribeNode(nid) + " is an input ('null' op) but arg_nodes does not list it, so nothing "
+        return Bad(g_.DescribeNode(nid) +
+                   " is an input ('null' op) but arg_nodes does not list it, so nothing "
                    "could set its value");
       }
       if (IsAlignmentPadName(node.name)) {
@@ -144,7 +145,8 @@ class PlanChecker {
         v.root = eid;
         v.is_input = node.is_input();
         v.start = v.is_input ? -1 : static_cast<int64_t>(nid);
-        v.end = v.is_input ? n_ : static_cast<int64_t>(nid);  // an unread output is still written: alive while its node runs
+        v.end = v.is_input ? n_
+                           : static_cast<int64_t>(nid);  // an unread output is still written: alive while its node runs
         value_of_root_[eid] = static_cast<int64_t>(values_.size());
         values_.push_back(v);
       }
@@ -170,7 +172,8 @@ class PlanChecker {
     for (auto& kv : by_sid) {
       std::vector<const PlanValue*>& vs = kv.second;
       if (vs.size() < 2) continue;
-      std::stable_sort(vs.begin(), vs.end(), [](const PlanValue* a, const PlanValue* b) { return a->start < b->start; });
+      std::stable_sort(vs.begin(), vs.end(),
+                       [](const PlanValue* a, const PlanValue* b) { return a->start < b->start; });
       const PlanValue* open = vs[0];  // the value with the latest end among those seen
       for (size_t i = 1; i < vs.size(); ++i) {
         if (vs[i]->start <= open->end) return Conflict(kv.first, *open, *vs[i]);
@@ -194,8 +197,8 @@ class PlanChecker {
       why = NodeRef(b.start) + " writes entry " + std::to_string(b.root) + " after " + NodeRef(a.start) +
             " wrote graph output " + std::to_string(a.head) + ", which must keep its value until the run ends";
     } else {
-      why = NodeRef(b.start) + " runs while " + NodeRef(a.start) + "'s value is still read by " +
-            NodeRef(a.last_reader);
+      why =
+          NodeRef(b.start) + " runs while " + NodeRef(a.start) + "'s value is still read by " + NodeRef(a.last_reader);
     }
     return Bad("storage id " + std::to_string(sid) + " is shared by " + DescribeEntry(a.root) + " and " +
                DescribeEntry(b.root) + " which are alive at the same time (" + why + ")");

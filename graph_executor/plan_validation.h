@@ -5,8 +5,8 @@
 #ifndef SORUN_GRAPH_EXECUTOR_PLAN_VALIDATION_H_
 #define SORUN_GRAPH_EXECUTOR_PLAN_VALIDATION_H_
 
-#include "graph_executor/graph_json.h"
 #include "base/status.h"
+#include "graph_executor/graph_json.h"
 
 namespace sorun {
 

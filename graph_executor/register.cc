@@ -30,8 +30,8 @@ Status RegisterOnce() {
                              SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(json));
                              SORUN_ASSIGN_OR_RETURN(
                                  std::unique_ptr<GraphExecutor> e,
-                                 GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(spec)), lib,
-                                                       devices, nullptr));
+                                 GraphExecutor::Create(std::make_shared<const GraphSpec>(std::move(spec)), lib, devices,
+                                                       nullptr));
                              *ret = Value::FromModule(MakeGraphExecutorModule(std::move(e)));
                              return Status::Ok();
                            }),
@@ -56,8 +56,9 @@ Status RegisterOnce() {
                                SORUN_ASSIGN_OR_RETURN(Tensor copy, t.CopyToDevice(CpuDevice()));
                                params.emplace_back(std::string(name), std::move(copy));
                              }
-                             SORUN_ASSIGN_OR_RETURN(Module m, MakeGraphExecutorFactory(std::string(json), std::move(params),
-                                                                                       lib, std::string(module_name)));
+                             SORUN_ASSIGN_OR_RETURN(Module m,
+                                                    MakeGraphExecutorFactory(std::string(json), std::move(params), lib,
+                                                                             std::string(module_name)));
                              *ret = Value::FromModule(std::move(m));
                              return Status::Ok();
                            }),

@@ -27,8 +27,7 @@ StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, st
 }
 
 Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSignature>& params,
-                               ParamsOutsideGraph outside, const std::string& source,
-                               const std::string& graph_name) {
+                               ParamsOutsideGraph outside, const std::string& source, const std::string& graph_name) {
   std::map<std::string_view, uint32_t> inputs;  // name -> entry id
   for (uint32_t nid : graph.arg_nodes) inputs.emplace(graph.nodes[nid].name, graph.entry_id(nid, 0));
   const std::string prefix = source.empty() ? "" : source + ": ";
@@ -84,7 +83,8 @@ StatusOr<Tensor> SharedWeights::OnDevice(const std::string& name, DLDevice devic
   auto it = per_device.find(name);
   if (it != per_device.end()) return it->second;
   auto uploaded = cpu->CopyToDevice(device);
-  if (!uploaded.ok()) return std::move(uploaded).status().Annotate("uploading param '" + name + "' to " + DeviceToString(device));
+  if (!uploaded.ok())
+    return std::move(uploaded).status().Annotate("uploading param '" + name + "' to " + DeviceToString(device));
   uploaded->node()->read_only = true;
   per_device.emplace(name, *uploaded);
   return *uploaded;

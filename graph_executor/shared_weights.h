@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "graph_executor/graph_json.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "graph_executor/graph_json.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
 

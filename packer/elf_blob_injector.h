@@ -90,8 +90,7 @@ StatusOr<std::string> InjectBlobIntoElfImage(std::string_view input, const std::
 // Reads `input_so`, injects, writes `output_so`.
 Status InjectBlobIntoSharedLibrary(const std::string& input_so, const std::string& blob,
                                    const std::string& checksum_record, const std::string& output_so,
-                                   const BlobInjectionOptions& options = {},
-                                   BlobInjectionReport* report = nullptr);
+                                   const BlobInjectionOptions& options = {}, BlobInjectionReport* report = nullptr);
 
 }  // namespace sorun
 

@@ -49,8 +49,7 @@ Status ElfImage::ErrorAt(uint64_t offset, std::string_view structure, std::strin
   return DataLoss(std::move(text));
 }
 
-StatusOr<ElfImage> ElfImage::Parse(const uint8_t* data, size_t size, std::string file_name,
-                                   ObjectPtr<Object> owner) {
+StatusOr<ElfImage> ElfImage::Parse(const uint8_t* data, size_t size, std::string file_name, ObjectPtr<Object> owner) {
   ElfImage image;
   image.data_ = data;
   image.size_ = data != nullptr ? size : 0;
@@ -73,8 +72,7 @@ Status ElfImage::ParseAll() {
     return DataLoss(file_name_ + ": not an ELF file (no \\x7fELF magic at byte 0)");
   }
   if (size_ < EI_NIDENT) {
-    return ErrorAt(size_, kHeader,
-                   "truncated: e_ident needs 16 bytes but the file has " + std::to_string(size_));
+    return ErrorAt(size_, kHeader, "truncated: e_ident needs 16 bytes but the file has " + std::to_string(size_));
   }
   const uint8_t elf_class = data_[EI_CLASS];
   if (elf_class == ELFCLASS32) {
@@ -90,8 +88,7 @@ Status ElfImage::ParseAll() {
                          "are not supported; sorun reads little-endian only");
   }
   if (encoding != ELFDATA2LSB) {
-    return ErrorAt(EI_DATA, kHeader,
-                   "invalid EI_DATA " + std::to_string(encoding) + " (expected 1, little-endian)");
+    return ErrorAt(EI_DATA, kHeader, "invalid EI_DATA " + std::to_string(encoding) + " (expected 1, little-endian)");
   }
   if (data_[EI_VERSION] != EV_CURRENT) {
     return ErrorAt(EI_VERSION, kHeader,
@@ -120,8 +117,8 @@ Status ElfImage::ParseAll() {
     if (phoff > size_ || phnum > (size_ - phoff) / phentsize) {
       return ErrorAt(offsetof(Elf64_Ehdr, e_phoff), kHeader,
                      "program header table at e_phoff " + std::to_string(phoff) + " (" + std::to_string(phnum) +
-                         " entries of " + std::to_string(phentsize) +
-                         " bytes) extends past the end of the file (" + std::to_string(size_) + " bytes)");
+                         " entries of " + std::to_string(phentsize) + " bytes) extends past the end of the file (" +
+                         std::to_string(size_) + " bytes)");
     }
   }
   ElfDynamicFacts facts;
@@ -170,7 +167,8 @@ StatusOr<uint64_t> ElfImage::DynamicSymbolCount(const ElfDynamicFacts& facts) co
     return nchain;
   }
   if (facts.gnu_hash == 0) {
-    return DataLoss(file_name_ + ": the dynamic section has DT_SYMTAB but neither DT_HASH nor DT_GNU_HASH: the "
+    return DataLoss(file_name_ +
+                    ": the dynamic section has DT_SYMTAB but neither DT_HASH nor DT_GNU_HASH: the "
                     "symbol count is unknown");
   }
   // DT_GNU_HASH: nbuckets, symoffset, bloom_size, bloom_shift, bloom[bloom_size] (u64), buckets, chains.
@@ -209,14 +207,15 @@ Status ElfImage::ParseDynamicSegmentSymbols(const ElfDynamicFacts& facts) {
   }
   std::optional<uint64_t> strings = facts.FileOffset(facts.strtab, facts.strsz);
   if (facts.strtab == 0 || facts.strsz == 0 || !strings) {
-    return DataLoss(file_name_ + ": DT_STRTAB " + HexString(facts.strtab) + " with DT_STRSZ " + std::to_string(facts.strsz) +
-                    " is not inside the file-backed part of a PT_LOAD segment");
+    return DataLoss(file_name_ + ": DT_STRTAB " + HexString(facts.strtab) + " with DT_STRSZ " +
+                    std::to_string(facts.strsz) + " is not inside the file-backed part of a PT_LOAD segment");
   }
   SORUN_ASSIGN_OR_RETURN(uint64_t count, DynamicSymbolCount(facts));
   std::optional<uint64_t> table;
   if (count <= size_ / sizeof(Elf64_Sym)) table = facts.FileOffset(facts.symtab, count * sizeof(Elf64_Sym));
   if (!table) {
-    return DataLoss(file_name_ + ": DT_SYMTAB at address " + HexString(facts.symtab) + " with " + std::to_string(count) +
+    return DataLoss(file_name_ + ": DT_SYMTAB at address " + HexString(facts.symtab) + " with " +
+                    std::to_string(count) +
                     " symbols (from the hash table) is not inside the file-backed part of a PT_LOAD segment");
   }
   return ReadSymbols(elf::kDynamicSegmentTable, "DT_SYMTAB", *table, count, *strings, facts.strsz, "DT_STRTAB",
@@ -241,8 +240,8 @@ Status ElfImage::ParseSectionHeaders() {
   Elf64_Shdr first;
   if (!CopyElfStruct(data_, size_, shoff, &first)) {
     return ErrorAt(offsetof(Elf64_Ehdr, e_shoff), kHeader,
-                   "section header table at e_shoff " + std::to_string(shoff) +
-                       " starts past the end of the file (" + std::to_string(size_) + " bytes)");
+                   "section header table at e_shoff " + std::to_string(shoff) + " starts past the end of the file (" +
+                       std::to_string(size_) + " bytes)");
   }
   // Extended numbering: with e_shnum 0 / e_shstrndx SHN_XINDEX, the real values live in section 0.
   uint64_t count = shnum;
@@ -293,9 +292,9 @@ Status ElfImage::ParseSectionHeaders() {
   // Section names, from the section-name string table.
   if (strndx != 0) {
     if (strndx >= count) {
-      return ErrorAt(offsetof(Elf64_Ehdr, e_shstrndx), kHeader,
-                     "e_shstrndx " + std::to_string(strndx) + " is not a section (there are " +
-                         std::to_string(count) + ")");
+      return ErrorAt(
+          offsetof(Elf64_Ehdr, e_shstrndx), kHeader,
+          "e_shstrndx " + std::to_string(strndx) + " is not a section (there are " + std::to_string(count) + ")");
     }
     const ElfSection& names = sections_[strndx];
     if (names.type != SHT_STRTAB) {
@@ -313,8 +312,9 @@ Status ElfImage::ParseSectionHeaders() {
       const char* begin = reinterpret_cast<const char*>(data_ + names.offset + off);
       const void* nul = std::memchr(begin, 0, static_cast<size_t>(names.size - off));
       if (nul == nullptr) {
-        return ErrorAt(s.header_offset, structure,
-                       "name at offset " + std::to_string(off) + " is not NUL-terminated inside the section-name table");
+        return ErrorAt(
+            s.header_offset, structure,
+            "name at offset " + std::to_string(off) + " is not NUL-terminated inside the section-name table");
       }
       s.name = std::string_view(begin, static_cast<size_t>(static_cast<const char*>(nul) - begin));
     }
@@ -366,8 +366,9 @@ Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint
                              uint64_t strings, uint64_t strings_size, const std::string& strings_label,
                              std::vector<ElfSymbol>* out) {
   if (count > size_ / sizeof(Elf64_Sym) || !ElfRangeFits(offset, count * sizeof(Elf64_Sym), size_)) {
-    return ErrorAt(offset, table_name, std::to_string(count) + " symbols extend past the end of the file (" +
-                                           std::to_string(size_) + " bytes)");
+    return ErrorAt(
+        offset, table_name,
+        std::to_string(count) + " symbols extend past the end of the file (" + std::to_string(size_) + " bytes)");
   }
   out->reserve(static_cast<size_t>(count));
   for (uint64_t i = 0; i < count; ++i) {
@@ -391,14 +392,14 @@ Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint
     const char* begin = reinterpret_cast<const char*>(data_ + strings + name_offset);
     const void* nul = std::memchr(begin, 0, static_cast<size_t>(strings_size - name_offset));
     if (nul == nullptr) {
-      return ErrorAt(sym.entry_offset, table_name + " symbol " + std::to_string(i),
-                     "name at offset " + std::to_string(name_offset) + " is not NUL-terminated inside " +
-                         strings_label);
+      return ErrorAt(
+          sym.entry_offset, table_name + " symbol " + std::to_string(i),
+          "name at offset " + std::to_string(name_offset) + " is not NUL-terminated inside " + strings_label);
     }
     sym.name = std::string_view(begin, static_cast<size_t>(static_cast<const char*>(nul) - begin));
     // Section indices mean nothing without section headers (symbols read through PT_DYNAMIC).
-    if (table != elf::kDynamicSegmentTable && sym.shndx != SHN_UNDEF &&
-        sym.shndx < SHN_LORESERVE && sym.shndx >= sections_.size()) {
+    if (table != elf::kDynamicSegmentTable && sym.shndx != SHN_UNDEF && sym.shndx < SHN_LORESERVE &&
+        sym.shndx >= sections_.size()) {
       return ErrorAt(sym.entry_offset + offsetof(Elf64_Sym, st_shndx), table_name + " symbol " + std::to_string(i),
                      "st_shndx " + std::to_string(sym.shndx) + " of symbol '" + std::string(sym.name) +
                          "' is not a section (there are " + std::to_string(sections_.size()) + ")");
@@ -466,9 +467,8 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
         }
       }
     }
-    std::string where = dynamic_symbols_.empty() && static_symbols_.empty()
-                            ? " (the file has no symbol table)"
-                            : " in .dynsym or .symtab";
+    std::string where = dynamic_symbols_.empty() && static_symbols_.empty() ? " (the file has no symbol table)"
+                                                                            : " in .dynsym or .symtab";
     return NotFound(file_name_ + ": no symbol named '" + name + "'" + where);
   }
   const std::string label = file_name_ + ": " + SymbolLabel(*sym);
@@ -506,8 +506,8 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
                               ", a SHT_NOBITS section with no bytes in the file");
   }
   if (section.type == SHT_NULL) {
-    return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_shndx), TableName(sym->table) + " symbol " +
-                                              std::to_string(sym->index),
+    return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_shndx),
+                   TableName(sym->table) + " symbol " + std::to_string(sym->index),
                    "symbol '" + name + "' belongs to " + SectionLabel(section) + " of type SHT_NULL");
   }
   // [value, value + size) must lie inside [sh_addr, sh_addr + sh_size).
@@ -524,8 +524,8 @@ StatusOr<ElfSymbolData> ElfImage::FindSymbolData(const std::string& name) const 
   if (!ElfRangeFits(file_offset, sym->size, size_)) {  // cannot happen for a validated section; kept as a guard
     return ErrorAt(sym->entry_offset + offsetof(Elf64_Sym, st_value),
                    TableName(sym->table) + " symbol " + std::to_string(sym->index),
-                   "symbol '" + name + "' bytes [" + std::to_string(file_offset) + ", +" +
-                       std::to_string(sym->size) + ") fall outside the file (" + std::to_string(size_) + " bytes)");
+                   "symbol '" + name + "' bytes [" + std::to_string(file_offset) + ", +" + std::to_string(sym->size) +
+                       ") fall outside the file (" + std::to_string(size_) + " bytes)");
   }
   ElfSymbolData out;
   out.name = name;

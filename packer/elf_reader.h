@@ -9,10 +9,10 @@
 // some packers leave it) or without a .dynsym section still has its dynamic symbol table: it is read
 // the way the dynamic loader finds it, through PT_DYNAMIC (DT_SYMTAB, DT_STRTAB, DT_STRSZ, DT_SYMENT;
 // the symbol count from DT_HASH's nchain or DT_GNU_HASH's chains), every address mapped to a file
-// offset through the PT_LOAD segments (format/elf_preflight.h reads them, for the preflight too). Afterwards the accessors cannot fail and FindSymbolData() only has to
-// check the symbol it maps. Errors name the file, the structure ("section header 7", ".dynsym symbol
-// 12") and the absolute byte offset: "lib.so: section header 7 byte 1234: ...". Malformed files are
-// DataLoss; ELF32 and big-endian files are Unimplemented.
+// offset through the PT_LOAD segments (format/elf_preflight.h reads them, for the preflight too). Afterwards the
+// accessors cannot fail and FindSymbolData() only has to check the symbol it maps. Errors name the file, the structure
+// ("section header 7", ".dynsym symbol 12") and the absolute byte offset: "lib.so: section header 7 byte 1234: ...".
+// Malformed files are DataLoss; ELF32 and big-endian files are Unimplemented.
 //
 // Ownership: an ElfImage borrows the image bytes, and every string_view / pointer it hands out points
 // into them. Parse()'s caller keeps the bytes alive (or passes an `owner` object that does, which is
@@ -63,10 +63,10 @@ struct ElfSymbol {
   uint64_t value = 0;  // st_value: a virtual address (ET_DYN/ET_EXEC) or section offset (ET_REL)
   uint64_t size = 0;
   uint16_t shndx = 0;
-  uint8_t info = 0;    // binding << 4 | type
+  uint8_t info = 0;  // binding << 4 | type
   uint8_t other = 0;
-  uint32_t table = 0;  // section index of the symbol table holding it (elf::kDynamicSegmentTable: PT_DYNAMIC)
-  uint32_t index = 0;  // index within that table
+  uint32_t table = 0;         // section index of the symbol table holding it (elf::kDynamicSegmentTable: PT_DYNAMIC)
+  uint32_t index = 0;         // index within that table
   uint64_t entry_offset = 0;  // file offset of the Elf64_Sym entry
 
   uint8_t binding() const { return static_cast<uint8_t>(ELF64_ST_BIND(info)); }  // STB_GLOBAL, ...
@@ -77,9 +77,9 @@ struct ElfSymbol {
 // The bytes of a symbol inside the file. `data` points into the image (valid while it is).
 struct ElfSymbolData {
   std::string name;
-  std::string section;  // containing section, e.g. ".rodata" ("PT_LOAD segment 2" without section headers)
-  std::string table;    // ".dynsym", ".symtab", or "DT_SYMTAB" (read through PT_DYNAMIC)
-  uint64_t address = 0; // st_value
+  std::string section;   // containing section, e.g. ".rodata" ("PT_LOAD segment 2" without section headers)
+  std::string table;     // ".dynsym", ".symtab", or "DT_SYMTAB" (read through PT_DYNAMIC)
+  uint64_t address = 0;  // st_value
   uint64_t file_offset = 0;
   uint64_t size = 0;
   const uint8_t* data = nullptr;

@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "base/file_util.h"
-#include "runtime/registry_keys.h"
-#include "serialization/blob_checksum.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
 #include "packer/subprocess.h"
 #include "packer/tar_archive.h"
+#include "runtime/registry_keys.h"
+#include "serialization/blob_checksum.h"
 
 namespace sorun {
 namespace {
@@ -88,8 +88,9 @@ Status WriteCSourceForBlob(const std::string& path, const std::string& blob, con
   line += "\n};\n";
   std::fwrite(line.data(), 1, line.size(), f);
   if (!checksum_bytes.empty()) {
-    std::fprintf(f, "TVM_EXPORT extern const unsigned char %s[];\n__attribute__((aligned(8))) const unsigned char %s[%zu] = {",
-                 keys::kSymbolBlobChecksum, keys::kSymbolBlobChecksum, checksum_bytes.size());
+    std::fprintf(
+        f, "TVM_EXPORT extern const unsigned char %s[];\n__attribute__((aligned(8))) const unsigned char %s[%zu] = {",
+        keys::kSymbolBlobChecksum, keys::kSymbolBlobChecksum, checksum_bytes.size());
     for (size_t i = 0; i < checksum_bytes.size(); ++i) {
       std::fprintf(f, "%s%u", i ? "," : "", static_cast<unsigned>(static_cast<unsigned char>(checksum_bytes[i])));
     }
@@ -112,8 +113,7 @@ std::string MakeBlobBytes(const std::string& payload) {
   return blob;
 }
 
-StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& output_path,
-                                     const ExportOptions& options) {
+StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& output_path, const ExportOptions& options) {
   SORUN_ASSIGN_OR_RETURN(SerializedModuleTree tree, SerializeModuleTree(root));
   std::vector<HostCode> host;
   for (const Module& dso : tree.dso_modules) {
@@ -125,8 +125,7 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
     host.push_back(code->code());
   }
   // TVM packs a blob only when the tree is more than a lone host library.
-  bool need_blob = !(tree.dso_modules.size() == 1 && root.get() == tree.dso_modules[0].get() &&
-                     root.imports().empty());
+  bool need_blob = !(tree.dso_modules.size() == 1 && root.get() == tree.dso_modules[0].get() && root.imports().empty());
   SORUN_ASSIGN_OR_RETURN(ExportReport report,
                          LinkLibraryWithBlob(need_blob ? &tree.payload : nullptr, host, output_path, options));
   report.type_keys = tree.type_keys;
@@ -163,12 +162,8 @@ StatusOr<ExportReport> LinkLibraryWithBlob(const std::string* blob_payload, cons
       std::string abs = fs::absolute(file, ec).string();
       FileKind kind = Classify(file);
       switch (kind) {
-        case FileKind::kObject:
-          objects.push_back(abs);
-          break;
-        case FileKind::kArchive:
-          archives.push_back(abs);
-          break;
+        case FileKind::kObject: objects.push_back(abs); break;
+        case FileKind::kArchive: archives.push_back(abs); break;
         case FileKind::kCSource:
         case FileKind::kCxxSource:
         case FileKind::kAsmSource: {

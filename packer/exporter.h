@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module.h"
 #include "base/status.h"
 #include "packer/host_code_module.h"
+#include "runtime/module.h"
 
 namespace sorun {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module.h"
 #include "base/status.h"
+#include "runtime/module.h"
 
 namespace sorun {
 

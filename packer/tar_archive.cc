@@ -13,8 +13,8 @@
 #include <new>
 #include <utility>
 
-#include "format/binary_reader.h"
 #include "base/file_util.h"
+#include "format/binary_reader.h"
 
 namespace sorun {
 namespace {
@@ -27,7 +27,7 @@ constexpr size_t kSizeOffset = 124, kSizeSize = 12;
 constexpr size_t kMtimeOffset = 136, kMtimeSize = 12;
 constexpr size_t kChecksumOffset = 148, kChecksumSize = 8;
 constexpr size_t kTypeOffset = 156;
-constexpr size_t kMagicOffset = 257;   // "ustar\0" + "00" (POSIX) or "ustar " + " \0" (GNU)
+constexpr size_t kMagicOffset = 257;  // "ustar\0" + "00" (POSIX) or "ustar " + " \0" (GNU)
 constexpr size_t kDevMajorOffset = 329, kDevMinorOffset = 337, kDevSize = 8;
 constexpr size_t kPrefixOffset = 345, kPrefixSize = 155;
 
@@ -172,8 +172,7 @@ class HeaderParser {
     }
     for (; i < width; ++i) {
       if (f[i] != ' ' && f[i] != '\0') {
-        return Error(field_offset + i,
-                     std::string("invalid octal digit in ") + what + " field " + Printable(f, width));
+        return Error(field_offset + i, std::string("invalid octal digit in ") + what + " field " + Printable(f, width));
       }
     }
     *out = v;
@@ -204,8 +203,8 @@ Status ParsePaxRecords(const BinaryReader& reader, const uint8_t* data, uint64_t
       return reader.ErrorAt(record_offset, label + ": malformed pax record (expected \"<length> <key>=<value>\\n\")");
     }
     if (length <= i - pos + 1) {
-      return reader.ErrorAt(record_offset, label + ": pax record length " + std::to_string(length) +
-                                               " is too short to hold a record");
+      return reader.ErrorAt(record_offset,
+                            label + ": pax record length " + std::to_string(length) + " is too short to hold a record");
     }
     if (length > size - pos) {
       return reader.ErrorAt(record_offset, label + ": pax record length " + std::to_string(length) +
@@ -270,7 +269,10 @@ Status CheckHeaderBlock(const HeaderParser& header, const uint8_t* block, bool* 
                                              ", computed " + std::to_string(unsigned_sum) +
                                              " (corrupt header or not a tar archive)");
   }
-  *posix = std::memcmp(block + kMagicOffset, "ustar\0" "00", 8) == 0;
+  *posix = std::memcmp(block + kMagicOffset,
+                       "ustar\0"
+                       "00",
+                       8) == 0;
   const bool gnu = std::memcmp(block + kMagicOffset, "ustar  \0", 8) == 0;
   if (!*posix && !gnu) {
     return header.Error(kMagicOffset, "not a ustar header (magic " + Printable(block + kMagicOffset, 8) + ")");
@@ -396,7 +398,10 @@ Status TarWriter::AddFile(std::string_view name, std::string_view contents, uint
   PutOctal(header + kSizeOffset, kSizeSize - 1, contents.size());
   PutOctal(header + kMtimeOffset, kMtimeSize - 1, 0);
   header[kTypeOffset] = '0';
-  std::memcpy(header + kMagicOffset, "ustar\0" "00", 8);
+  std::memcpy(header + kMagicOffset,
+              "ustar\0"
+              "00",
+              8);
   PutOctal(header + kDevMajorOffset, kDevSize - 1, 0);
   PutOctal(header + kDevMinorOffset, kDevSize - 1, 0);
   if (!prefix.empty()) std::memcpy(header + kPrefixOffset, prefix.data(), prefix.size());
@@ -454,7 +459,7 @@ StatusOr<std::string> Inflate(const uint8_t* data, size_t size, const std::strin
     ~Closer() { inflateEnd(zs); }
   } closer{&zs};
   std::string out;
-  size_t consumed = 0;  // input bytes handed to zlib so far
+  size_t consumed = 0;    // input bytes handed to zlib so far
   uint64_t trailing = 0;  // zero bytes inflated past the end-of-archive marker (dropped)
   constexpr size_t kChunk = size_t{1} << 20;
   constexpr uInt kMaxIn = uInt{1} << 30;
@@ -487,11 +492,13 @@ StatusOr<std::string> Inflate(const uint8_t* data, size_t size, const std::strin
           const size_t n = produced - static_cast<size_t>(extent->end());
           trailing += n;
           if (!AllZero(past, n) || trailing > kTarMaxTrailingPadding) {
-            return DataLoss(source_name + ": gzip: the stream continues past the archive's end-of-archive marker "
-                            "(ending at archive byte " + std::to_string(extent->end()) + ") with " +
-                            (AllZero(past, n) ? "more than " + std::to_string(kTarMaxTrailingPadding) +
-                                                    " bytes of zero padding"
-                                              : std::string("non-zero data")) +
+            return DataLoss(source_name +
+                            ": gzip: the stream continues past the archive's end-of-archive marker "
+                            "(ending at archive byte " +
+                            std::to_string(extent->end()) + ") with " +
+                            (AllZero(past, n)
+                                 ? "more than " + std::to_string(kTarMaxTrailingPadding) + " bytes of zero padding"
+                                 : std::string("non-zero data")) +
                             " that no header accounts for");
           }
           produced = static_cast<size_t>(extent->end());  // padding is checked, then dropped
@@ -642,9 +649,8 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
       continue;
     }
 
-    std::string name = posix && block[kPrefixOffset] != 0
-                           ? FieldText(block + kPrefixOffset, kPrefixSize) + "/" + raw_name
-                           : raw_name;
+    std::string name =
+        posix && block[kPrefixOffset] != 0 ? FieldText(block + kPrefixOffset, kPrefixSize) + "/" + raw_name : raw_name;
     if (has_pax_path) {
       name = pax_path;
     } else if (has_long_name) {

@@ -40,9 +40,9 @@ inline constexpr uint64_t kTarMaxFileSize = 077777777777ull;
 
 // A regular file of an archive, as read. `data` points into the archive bytes.
 struct TarEntry {
-  std::string name;            // normalised relative path, e.g. "lib0.o" or "dir/x.o"
-  uint32_t mode = 0;           // permission bits (mode & 07777)
-  uint64_t mtime = 0;          // seconds since the epoch
+  std::string name;    // normalised relative path, e.g. "lib0.o" or "dir/x.o"
+  uint32_t mode = 0;   // permission bits (mode & 07777)
+  uint64_t mtime = 0;  // seconds since the epoch
   uint64_t size = 0;
   uint64_t header_offset = 0;  // byte offset of its header block (after any extended headers)
   uint64_t data_offset = 0;    // byte offset of its contents

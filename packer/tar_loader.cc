@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "base/file_util.h"
-#include "runtime/function_registry.h"
-#include "serialization/loader.h"
 #include "packer/subprocess.h"
 #include "packer/tar_archive.h"
+#include "runtime/function_registry.h"
+#include "serialization/loader.h"
 
 namespace sorun {
 
@@ -41,26 +41,29 @@ Status RegisterTarLoader() {
   static const char kName[] = "runtime.module.loadfile_tar";
   if (FunctionRegistry::Global().Get(kName).defined()) return Status::Ok();
   return FunctionRegistry::Global().Register(
-      kName, PackedFunc::FromBody(kName, [](PackedArgs args, Value* ret) -> Status {
-        SORUN_RETURN_IF_ERROR(args.ExpectCountAtLeast(1, "runtime.module.loadfile_tar"));
-        if (args.size() > 2) {
-          return InvalidArgument("runtime.module.loadfile_tar takes (path[, verify_checksum]), got " +
-                                 std::to_string(args.size()) + " arguments");
-        }
-        SORUN_ASSIGN_OR_RETURN(std::string_view path, args.GetStr(0));
-        LoadOptions options;
-        if (args.size() == 2) {
-          SORUN_ASSIGN_OR_RETURN(int64_t verify, args.GetInt(1));
-          if (verify != 0 && verify != 1) {
-            return InvalidArgument("runtime.module.loadfile_tar: argument 1 (verify_checksum) is " +
-                                   std::to_string(verify) + ", expected 0 or 1");
-          }
-          options.verify_checksum = verify == 1;
-        }
-        SORUN_ASSIGN_OR_RETURN(Module m, LoadTarArchive(std::string(path), options));
-        *ret = Value::FromModule(std::move(m));
-        return Status::Ok();
-      }),
+      kName,
+      PackedFunc::FromBody(
+          kName,
+          [](PackedArgs args, Value* ret) -> Status {
+            SORUN_RETURN_IF_ERROR(args.ExpectCountAtLeast(1, "runtime.module.loadfile_tar"));
+            if (args.size() > 2) {
+              return InvalidArgument("runtime.module.loadfile_tar takes (path[, verify_checksum]), got " +
+                                     std::to_string(args.size()) + " arguments");
+            }
+            SORUN_ASSIGN_OR_RETURN(std::string_view path, args.GetStr(0));
+            LoadOptions options;
+            if (args.size() == 2) {
+              SORUN_ASSIGN_OR_RETURN(int64_t verify, args.GetInt(1));
+              if (verify != 0 && verify != 1) {
+                return InvalidArgument("runtime.module.loadfile_tar: argument 1 (verify_checksum) is " +
+                                       std::to_string(verify) + ", expected 0 or 1");
+              }
+              options.verify_checksum = verify == 1;
+            }
+            SORUN_ASSIGN_OR_RETURN(Module m, LoadTarArchive(std::string(path), options));
+            *ret = Value::FromModule(std::move(m));
+            return Status::Ok();
+          }),
       /*allow_override=*/true);
 }
 

@@ -12,8 +12,8 @@
 
 #include <string>
 
-#include "runtime/module.h"
 #include "base/status.h"
+#include "runtime/module.h"
 #include "serialization/loader.h"
 
 namespace sorun {

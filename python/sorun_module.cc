@@ -121,8 +121,9 @@ void BindTensorInfo(py::module_& m) {
       .def_property_readonly("name", [](const TensorInfo& i) { return i.name; })
       .def_property_readonly("shape", [](const TensorInfo& i) { return py::tuple(py::cast(i.shape)); })
       .def_property_readonly("dtype", [](const TensorInfo& i) { return DataTypeName(i.dtype); })
-      .def_property_readonly("is_param", [](const TensorInfo& i) { return i.is_param; },
-                             "True for a parameter bound from the model's weights.")
+      .def_property_readonly(
+          "is_param", [](const TensorInfo& i) { return i.is_param; },
+          "True for a parameter bound from the model's weights.")
       .def("__repr__", [](const TensorInfo& i) {
         return "TensorInfo(name=" + Describe(py::str(i.name)) + ", shape=" + Describe(py::tuple(py::cast(i.shape))) +
                ", dtype='" + DataTypeName(i.dtype) + "'" + (i.is_param ? ", is_param=True" : "") + ")";
@@ -357,8 +358,9 @@ PYBIND11_MODULE(_sorun, m) {
       },
       py::arg("executor"), py::arg("n"),
       "Private (bench/python_overhead.py): ns taken by n back-to-back C++ Run() calls, GIL released once.");
-  m.def("num_threads", [] { return ProcessPoolThreads(); },
-        "Size of the process-wide kernel thread pool (SORUN_NUM_THREADS, else the hardware threads).");
+  m.def(
+      "num_threads", [] { return ProcessPoolThreads(); },
+      "Size of the process-wide kernel thread pool (SORUN_NUM_THREADS, else the hardware threads).");
 }
 
 }  // namespace sorun::python

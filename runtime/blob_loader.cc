@@ -23,7 +23,8 @@ Status RegisterBlobLoader(const std::string& type_key, BlobLoaderFn fn) {
 std::vector<std::string> RegisteredBlobLoaderKeys() {
   const std::string prefix = keys::kLoadBinaryPrefix;
   std::vector<std::string> out;
-  for (const std::string& name : FunctionRegistry::Global().ListNames(prefix)) out.push_back(name.substr(prefix.size()));
+  for (const std::string& name : FunctionRegistry::Global().ListNames(prefix))
+    out.push_back(name.substr(prefix.size()));
   return out;
 }
 

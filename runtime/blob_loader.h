@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/binary_reader.h"
 #include "runtime/module.h"
-#include "base/status.h"
 
 namespace sorun {
 

@@ -28,8 +28,8 @@ using sorun::Value;
 
 extern "C" {
 
-int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args,
-                TVMValue* ret_val, int* ret_type_code) {
+int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args, TVMValue* ret_val,
+                int* ret_type_code) {
   return sorun::GuardCBoundary("TVMFuncCall", -1, [&]() -> int {
     if (func == nullptr) return StatusToReturnCode(sorun::InvalidArgument("TVMFuncCall: null function handle"));
     if (num_args < 0 || (num_args > 0 && (arg_values == nullptr || type_codes == nullptr))) {
@@ -148,8 +148,8 @@ int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
   return sorun::GuardCBoundary("TVMBackendFreeWorkspace", -1, [&]() -> int {
     if (device_type == kDLCPU) {
       if (sorun::WorkspacePool::ThreadLocal().Free(ptr)) return 0;
-      return StatusToReturnCode(sorun::InvalidArgument(
-          "TVMBackendFreeWorkspace: pointer was not allocated by this thread's workspace pool"));
+      return StatusToReturnCode(
+          sorun::InvalidArgument("TVMBackendFreeWorkspace: pointer was not allocated by this thread's workspace pool"));
     }
     auto api = sorun::GetDeviceApi(device_type);
     if (!api.ok()) return StatusToReturnCode(api.status());
@@ -167,9 +167,8 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
 }
 
 int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
-  return sorun::GuardCBoundary("TVMBackendParallelBarrier", -1, [&]() -> int {
-    return sorun::ThreadPool::Barrier(task_id, penv);
-  });
+  return sorun::GuardCBoundary("TVMBackendParallelBarrier", -1,
+                               [&]() -> int { return sorun::ThreadPool::Barrier(task_id, penv); });
 }
 
 int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int nbytes) {

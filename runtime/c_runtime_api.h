@@ -27,8 +27,8 @@ extern "C" {
 
 /* Type codes of TVMValue entries (TVMArgTypeCode). Values 0-2 coincide with DLDataTypeCode. */
 typedef enum {
-  kTVMArgInt = 0, /* == kDLInt */
-  kTVMArgUInt = 1, /* == kDLUInt; dtype code only */
+  kTVMArgInt = 0,   /* == kDLInt */
+  kTVMArgUInt = 1,  /* == kDLUInt; dtype code only */
   kTVMArgFloat = 2, /* == kDLFloat */
   kTVMOpaqueHandle = 3,
   kTVMNullptr = 4,
@@ -68,9 +68,8 @@ typedef void* TVMStreamHandle;
 
 /* Signature of every exported operator / kernel-host function. Returns 0, or -1 after
  * TVMAPISetLastError. `resource_handle` is NULL for functions found by symbol lookup. */
-typedef int (*TVMBackendPackedCFunc)(TVMValue* args, int* type_codes, int num_args,
-                                     TVMValue* out_ret_value, int* out_ret_tcode,
-                                     void* resource_handle);
+typedef int (*TVMBackendPackedCFunc)(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
+                                     int* out_ret_tcode, void* resource_handle);
 
 /* Environment of one parallel launch. num_task is at byte offset 8 on 64-bit targets. */
 typedef struct {
@@ -82,8 +81,8 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
 
 /* ---- Functions the runtime provides (C linkage, default visibility). ---- */
 
-TVM_DLL int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args,
-                        TVMValue* ret_val, int* ret_type_code);
+TVM_DLL int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args, TVMValue* ret_val,
+                        int* ret_type_code);
 TVM_DLL int TVMFuncFree(TVMFunctionHandle func);
 TVM_DLL int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out);
 TVM_DLL int TVMModFree(TVMModuleHandle mod);
@@ -92,8 +91,8 @@ TVM_DLL void TVMAPISetLastError(const char* msg);
 TVM_DLL const char* TVMGetLastError(void);
 
 TVM_DLL int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* out);
-TVM_DLL void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
-                                       int dtype_code_hint, int dtype_bits_hint);
+TVM_DLL void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes, int dtype_code_hint,
+                                       int dtype_bits_hint);
 TVM_DLL int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
 TVM_DLL int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 TVM_DLL int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
@@ -107,11 +106,10 @@ TVM_DLL int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr);
 /* Names of the pointer slots LLVM-generated host code calls through, in TVM's order. The loader
  * stores the address of the function of the same name without the leading "__" into each slot it
  * finds in a library. */
-#define SORUN_CONTEXT_SLOT_NAMES                                                               \
-  {                                                                                            \
-    "__TVMFuncCall", "__TVMAPISetLastError", "__TVMBackendGetFuncFromEnv",                     \
-        "__TVMBackendAllocWorkspace", "__TVMBackendFreeWorkspace", "__TVMBackendParallelLaunch", \
-        "__TVMBackendParallelBarrier"                                                          \
+#define SORUN_CONTEXT_SLOT_NAMES                                                                         \
+  {                                                                                                      \
+    "__TVMFuncCall", "__TVMAPISetLastError", "__TVMBackendGetFuncFromEnv", "__TVMBackendAllocWorkspace", \
+        "__TVMBackendFreeWorkspace", "__TVMBackendParallelLaunch", "__TVMBackendParallelBarrier"         \
   }
 
 #ifdef __cplusplus

@@ -41,8 +41,12 @@ StatusOr<DLDataType> ParseDType(std::string_view text) {
     uint8_t code;
   };
   static const Prefix kPrefixes[] = {
-      {"e4m3_float", kDTypeE4M3Float}, {"e5m2_float", kDTypeE5M2Float}, {"bfloat", kDLBfloat},
-      {"float", kDLFloat},             {"uint", kDLUInt},                {"int", kDLInt},
+      {"e4m3_float", kDTypeE4M3Float},
+      {"e5m2_float", kDTypeE5M2Float},
+      {"bfloat", kDLBfloat},
+      {"float", kDLFloat},
+      {"uint", kDLUInt},
+      {"int", kDLInt},
   };
   for (const Prefix& p : kPrefixes) {
     std::string_view name(p.name);
@@ -151,8 +155,7 @@ StatusOr<DLDevice> ParseDevice(std::string_view text) {
   } else if (kind == "opencl" || kind == "cl") {
     type = kDLOpenCL;
   } else {
-    return InvalidArgument("bad device '" + std::string(text) +
-                           "': expected cpu, opencl or cuda, optionally with :N");
+    return InvalidArgument("bad device '" + std::string(text) + "': expected cpu, opencl or cuda, optionally with :N");
   }
   return DLDevice{type, id};
 }
@@ -177,8 +180,7 @@ StatusOr<uint64_t> ShapeByteSize(const int64_t* shape, int ndim, DLDataType dtyp
   SORUN_ASSIGN_OR_RETURN(int64_t n, ShapeNumElements(shape, ndim));
   uint64_t elem = DTypeBytes(dtype);
   if (elem != 0 && static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / 2 / elem) {
-    return InvalidArgument("shape " + ShapeToString(shape, ndim) + " of " + DTypeToString(dtype) +
-                           " is too large");
+    return InvalidArgument("shape " + ShapeToString(shape, ndim) + " of " + DTypeToString(dtype) + " is too large");
   }
   return static_cast<uint64_t>(n) * elem;
 }

@@ -17,17 +17,15 @@ inline bool operator==(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
-inline bool operator==(DLDevice a, DLDevice b) {
-  return a.device_type == b.device_type && a.device_id == b.device_id;
-}
+inline bool operator==(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
 inline bool operator!=(DLDevice a, DLDevice b) { return !(a == b); }
 
 namespace sorun {
 
 // TVM's extra dtype codes beyond DLPack's int/uint/float/bfloat.
-inline constexpr uint8_t kDTypeHandle = 3;      // "handle" (opaque pointer)
-inline constexpr uint8_t kDTypeE4M3Float = 6;   // "e4m3_float8"
-inline constexpr uint8_t kDTypeE5M2Float = 7;   // "e5m2_float8"
+inline constexpr uint8_t kDTypeHandle = 3;     // "handle" (opaque pointer)
+inline constexpr uint8_t kDTypeE4M3Float = 6;  // "e4m3_float8"
+inline constexpr uint8_t kDTypeE5M2Float = 7;  // "e5m2_float8"
 
 inline DLDataType MakeDType(uint8_t code, uint8_t bits, uint16_t lanes = 1) {
   DLDataType t;
@@ -47,9 +45,7 @@ StatusOr<DLDataType> ParseDType(std::string_view text);
 // The TVM spelling of `t` ("float32", "uint8x4", "bool", "handle").
 std::string DTypeToString(DLDataType t);
 // Bytes per element as TVM's storage planner computes them: (bits * lanes + 7) / 8.
-inline size_t DTypeBytes(DLDataType t) {
-  return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8;
-}
+inline size_t DTypeBytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
 
 // Bytes between consecutive scalars (lanes) of compact storage, under DTypeBytes' rule: bits / 8 when
 // each lane fills whole bytes (float32x4: 4); DTypeBytes(t) for a one-lane sub-byte type (bool, int4:

@@ -47,8 +47,7 @@ Status RegisterDeviceApi(std::unique_ptr<DeviceApi> api) {
   DeviceApiTable& table = Table();
   std::lock_guard<std::mutex> lock(table.mutex);
   if (table.apis[type].load(std::memory_order_acquire) != nullptr) {
-    return AlreadyExists(std::string("a backend for device type ") + DeviceTypeName(type) +
-                         " is already registered");
+    return AlreadyExists(std::string("a backend for device type ") + DeviceTypeName(type) + " is already registered");
   }
   table.apis[type].store(api.release(), std::memory_order_release);
   return Status::Ok();

@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/c_runtime_api.h"
 #include "base/status.h"
+#include "runtime/c_runtime_api.h"
 
 namespace sorun {
 

@@ -53,14 +53,14 @@ std::vector<std::string> FunctionRegistry::ListNames(std::string_view prefix) co
 
 Status RegisterCoreFunctions(FunctionRegistry& registry) {
   if (registry.Get(keys::kSetDevice).defined()) return Status::Ok();
-  return registry.Register(
-      keys::kSetDevice, PackedFunc::FromBody(keys::kSetDevice, [](PackedArgs args, Value* ret) -> Status {
-        SORUN_RETURN_IF_ERROR(args.ExpectCount(2, keys::kSetDevice));
-        SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(0));
-        SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(1));
-        SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(static_cast<int>(type)));
-        return api->SetDevice(static_cast<int>(id));
-      }));
+  return registry.Register(keys::kSetDevice,
+                           PackedFunc::FromBody(keys::kSetDevice, [](PackedArgs args, Value* ret) -> Status {
+                             SORUN_RETURN_IF_ERROR(args.ExpectCount(2, keys::kSetDevice));
+                             SORUN_ASSIGN_OR_RETURN(int64_t type, args.GetInt(0));
+                             SORUN_ASSIGN_OR_RETURN(int64_t id, args.GetInt(1));
+                             SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(static_cast<int>(type)));
+                             return api->SetDevice(static_cast<int>(id));
+                           }));
 }
 
 }  // namespace sorun

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/packed_func.h"
 #include "base/status.h"
+#include "runtime/packed_func.h"
 
 namespace sorun {
 

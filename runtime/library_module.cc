@@ -141,8 +141,9 @@ StatusOr<PackedFunc> LibraryModuleNode::CheckedKernel(const std::string& symbol,
   const std::string what = "kernel function '" + symbol + "'";
   const std::string& path = library_->path();
   if (keys::IsReservedAbiSymbol(symbol)) {
-    return InvalidArgument(what + " is reserved by the TVM ABI (a runtime symbol of the kernel library, never a "
-                                  "kernel)");
+    return InvalidArgument(what +
+                           " is reserved by the TVM ABI (a runtime symbol of the kernel library, never a "
+                           "kernel)");
   }
   const SharedLibrary::SymbolInfo s = library_->DescribeSymbol(symbol.c_str());
   if (s.address == nullptr) return NotFound(what + " is not in the kernel library or its imports");
@@ -151,8 +152,7 @@ StatusOr<PackedFunc> LibraryModuleNode::CheckedKernel(const std::string& symbol,
                            " (its address lies in no loaded file: a thread-local variable or an absolute symbol)");
   }
   if (!s.defined_here) {
-    return InvalidArgument(what + " is not a function defined by " + path + " (it resolves into " + s.defined_in +
-                           ")");
+    return InvalidArgument(what + " is not a function defined by " + path + " (it resolves into " + s.defined_in + ")");
   }
   if (s.has_entry && s.type != STT_FUNC && s.type != STT_GNU_IFUNC) {
     return InvalidArgument(what + " is " + DescribeSymbolType(s.type) + " of " + path + ", not a function");
@@ -181,8 +181,8 @@ StatusOr<PackedFunc> LibraryModuleNode::GetKernelFunction(std::string_view name,
   StatusOr<PackedFunc> entry = CheckedKernel(target, self);
   if (!entry.ok()) {
     // __tvm_main__ exists, so even an absent entry is a refusal (not "no such kernel").
-    return InvalidArgument(std::string("kernel function '") + keys::kSymbolModuleMain + "' names its entry '" +
-                           target + "': " + entry.status().message());
+    return InvalidArgument(std::string("kernel function '") + keys::kSymbolModuleMain + "' names its entry '" + target +
+                           "': " + entry.status().message());
   }
   return entry;
 }

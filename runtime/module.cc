@@ -77,8 +77,7 @@ StatusOr<PackedFunc> ModuleNode::GetFuncFromEnv(std::string_view name) {
   }
   if (!f.defined()) f = FunctionRegistry::Global().Get(name);
   if (!f.defined()) {
-    return NotFound("cannot find function '" + std::string(name) +
-                    "' in the imported modules or the global registry");
+    return NotFound("cannot find function '" + std::string(name) + "' in the imported modules or the global registry");
   }
   env_cache_.emplace(std::string(name), f);
   return f;

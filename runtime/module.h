@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format/binary_writer.h"
 #include "base/object.h"
-#include "runtime/packed_func.h"
 #include "base/status.h"
+#include "format/binary_writer.h"
+#include "runtime/packed_func.h"
 
 namespace sorun {
 

@@ -35,15 +35,14 @@ const char* TypeCodeName(int code) {
 
 Status PackedArgs::CheckIndex(int i) const {
   if (i < 0 || i >= size_) {
-    return InvalidArgument("argument " + std::to_string(i) + " missing (" + std::to_string(size_) +
-                           " given)");
+    return InvalidArgument("argument " + std::to_string(i) + " missing (" + std::to_string(size_) + " given)");
   }
   return Status::Ok();
 }
 
 Status PackedArgs::TypeError(int i, std::string_view expected) const {
-  return InvalidArgument("argument " + std::to_string(i) + ": expected " + std::string(expected) +
-                         ", got " + TypeCodeName(codes_[i]) + " (type code " + std::to_string(codes_[i]) + ")");
+  return InvalidArgument("argument " + std::to_string(i) + ": expected " + std::string(expected) + ", got " +
+                         TypeCodeName(codes_[i]) + " (type code " + std::to_string(codes_[i]) + ")");
 }
 
 Status PackedArgs::ExpectCount(int n, std::string_view fn_name) const {
@@ -54,8 +53,8 @@ Status PackedArgs::ExpectCount(int n, std::string_view fn_name) const {
 
 Status PackedArgs::ExpectCountAtLeast(int n, std::string_view fn_name) const {
   if (size_ >= n) return Status::Ok();
-  return InvalidArgument(std::string(fn_name) + " expects at least " + std::to_string(n) +
-                         " argument(s), got " + std::to_string(size_));
+  return InvalidArgument(std::string(fn_name) + " expects at least " + std::to_string(n) + " argument(s), got " +
+                         std::to_string(size_));
 }
 
 StatusOr<int64_t> PackedArgs::GetInt(int i) const {
@@ -76,12 +75,9 @@ StatusOr<void*> PackedArgs::GetHandle(int i) const {
   switch (codes_[i]) {
     case kTVMOpaqueHandle:
     case kTVMDLTensorHandle:
-    case kTVMNDArrayHandle:
-      return values_[i].v_handle;
-    case kTVMNullptr:
-      return static_cast<void*>(nullptr);
-    default:
-      return TypeError(i, "handle");
+    case kTVMNDArrayHandle: return values_[i].v_handle;
+    case kTVMNullptr: return static_cast<void*>(nullptr);
+    default: return TypeError(i, "handle");
   }
 }
 
@@ -288,9 +284,7 @@ Value Value::FromFunc(PackedFunc f) {
   return out;
 }
 
-Value Value::FromArg(const PackedArgs& args, int i) {
-  return FromRaw(args.value(i), args.code(i), /*adopt=*/false);
-}
+Value Value::FromArg(const PackedArgs& args, int i) { return FromRaw(args.value(i), args.code(i), /*adopt=*/false); }
 
 Value Value::FromRawReturn(TVMValue v, int code) { return FromRaw(v, code, /*adopt=*/true); }
 
@@ -302,8 +296,7 @@ Value Value::FromRaw(TVMValue v, int code, bool adopt) {
     return adopt ? ObjectPtr<T>::Adopt(object) : ObjectPtr<T>::FromRaw(object);
   };
   switch (code) {
-    case kTVMStr:
-      return v.v_str ? Str(v.v_str) : Value();
+    case kTVMStr: return v.v_str ? Str(v.v_str) : Value();
     case kTVMBytes: {
       auto* b = static_cast<const TVMByteArray*>(v.v_handle);
       return b ? Bytes(std::string(b->data, b->size)) : Value();
@@ -311,8 +304,7 @@ Value Value::FromRaw(TVMValue v, int code, bool adopt) {
     case kTVMNDArrayHandle:
       return v.v_handle ? FromTensor(Tensor(take(TensorNode::FromDLTensor(static_cast<DLTensor*>(v.v_handle)))))
                         : Value();
-    case kTVMModuleHandle:
-      return v.v_handle ? FromModule(Module(take(static_cast<ModuleNode*>(v.v_handle)))) : Value();
+    case kTVMModuleHandle: return v.v_handle ? FromModule(Module(take(static_cast<ModuleNode*>(v.v_handle)))) : Value();
     case kTVMPackedFuncHandle:
       return v.v_handle ? FromFunc(PackedFunc(take(static_cast<PackedFuncNode*>(v.v_handle)))) : Value();
     default: {
@@ -355,8 +347,7 @@ StatusOr<std::string> Value::AsString() const {
 }
 
 StatusOr<void*> Value::AsHandle() const {
-  if (code_ == kTVMOpaqueHandle || code_ == kTVMNullptr || code_ == kTVMDLTensorHandle ||
-      code_ == kTVMNDArrayHandle) {
+  if (code_ == kTVMOpaqueHandle || code_ == kTVMNullptr || code_ == kTVMDLTensorHandle || code_ == kTVMNDArrayHandle) {
     return raw_.v_handle;
   }
   return WrongType(code_, "handle");
@@ -417,8 +408,8 @@ class CPackedFunc final : public PackedFuncNode {
     TVMValue rv;
     rv.v_handle = nullptr;
     int rcode = kTVMNullptr;
-    int rc = fn_(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &rv,
-                 &rcode, nullptr);
+    int rc =
+        fn_(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &rv, &rcode, nullptr);
     if (rc != 0) return KernelError(name(), rc);
     if (ret) *ret = Value::FromRawReturn(rv, rcode);
     return Status::Ok();
@@ -437,8 +428,7 @@ PackedFunc PackedFunc::FromBody(std::string name, Body body) {
 }
 
 PackedFunc PackedFunc::FromCFunction(std::string name, TVMBackendPackedCFunc fn, ObjectPtr<Object> keep_alive) {
-  return PackedFunc(
-      ObjectPtr<PackedFuncNode>(MakeObject<CPackedFunc>(std::move(name), fn, std::move(keep_alive))));
+  return PackedFunc(ObjectPtr<PackedFuncNode>(MakeObject<CPackedFunc>(std::move(name), fn, std::move(keep_alive))));
 }
 
 Status PackedFunc::CallPacked(PackedArgs args, Value* ret) const {

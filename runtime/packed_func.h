@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/c_runtime_api.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "runtime/c_runtime_api.h"
 #include "runtime/tensor.h"
 
 namespace sorun {
@@ -40,8 +40,7 @@ const char* TypeCodeName(int code);
 // "argument 1: expected int, got str".
 class PackedArgs {
  public:
-  PackedArgs(const TVMValue* values, const int* codes, int size)
-      : values_(values), codes_(codes), size_(size) {}
+  PackedArgs(const TVMValue* values, const int* codes, int size) : values_(values), codes_(codes), size_(size) {}
 
   int size() const { return size_; }
   const TVMValue* values() const { return values_; }
@@ -49,14 +48,14 @@ class PackedArgs {
   int code(int i) const { return codes_[i]; }
   const TVMValue& value(int i) const { return values_[i]; }
 
-  StatusOr<int64_t> GetInt(int i) const;          // int, bool
-  StatusOr<double> GetFloat(int i) const;         // float, int
-  StatusOr<void*> GetHandle(int i) const;         // opaque handle, null, DLTensor*, NDArray
-  StatusOr<DLTensor*> GetDLTensor(int i) const;   // DLTensor*, NDArray
-  StatusOr<Tensor> GetTensor(int i) const;        // NDArray (shared), DLTensor* (borrowed view)
-  StatusOr<std::string_view> GetStr(int i) const; // str, bytes
+  StatusOr<int64_t> GetInt(int i) const;           // int, bool
+  StatusOr<double> GetFloat(int i) const;          // float, int
+  StatusOr<void*> GetHandle(int i) const;          // opaque handle, null, DLTensor*, NDArray
+  StatusOr<DLTensor*> GetDLTensor(int i) const;    // DLTensor*, NDArray
+  StatusOr<Tensor> GetTensor(int i) const;         // NDArray (shared), DLTensor* (borrowed view)
+  StatusOr<std::string_view> GetStr(int i) const;  // str, bytes
   StatusOr<DLDevice> GetDevice(int i) const;
-  StatusOr<DLDataType> GetDType(int i) const;     // dtype or dtype string
+  StatusOr<DLDataType> GetDType(int i) const;  // dtype or dtype string
   StatusOr<Module> GetModule(int i) const;
   StatusOr<PackedFunc> GetFunc(int i) const;
 

@@ -75,8 +75,8 @@ SharedLibrary::SymbolInfo SharedLibrary::DescribeSymbol(const char* name) const 
   void* entry = nullptr;
   const auto* sym = static_cast<const ElfW(Sym)*>(nullptr);
   if (dladdr1(out.address, &where, &entry, RTLD_DL_SYMENT) != 0 &&
-      (sym = static_cast<const ElfW(Sym)*>(entry)) != nullptr &&
-      where.dli_saddr == out.address && sym->st_shndx != SHN_UNDEF) {
+      (sym = static_cast<const ElfW(Sym)*>(entry)) != nullptr && where.dli_saddr == out.address &&
+      sym->st_shndx != SHN_UNDEF) {
     out.has_entry = true;
     out.type = static_cast<unsigned char>(ELF64_ST_TYPE(sym->st_info));
     out.binding = static_cast<unsigned char>(ELF64_ST_BIND(sym->st_info));

@@ -33,8 +33,7 @@ class ManagedTensorOwner final : public Object {
   DLManagedTensor* managed_;
 };
 
-ObjectPtr<TensorNode> NewNode(void* data, const std::vector<int64_t>& shape, DLDataType dtype,
-                              DLDevice device) {
+ObjectPtr<TensorNode> NewNode(void* data, const std::vector<int64_t>& shape, DLDataType dtype, DLDevice device) {
   ObjectPtr<TensorNode> node = MakeObject<TensorNode>();
   node->shape_storage = shape;
   node->data = data;
@@ -65,8 +64,7 @@ TensorNode::TensorNode() {
 }
 
 StatusOr<Tensor> Tensor::Empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice device) {
-  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes,
-                         ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
+  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
   SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device.device_type));
   SORUN_ASSIGN_OR_RETURN(void* ptr, api->Alloc(device, static_cast<size_t>(nbytes), kAllocAlignment));
   ObjectPtr<TensorNode> node = NewNode(ptr, shape, dtype, device);
@@ -75,14 +73,13 @@ StatusOr<Tensor> Tensor::Empty(const std::vector<int64_t>& shape, DLDataType dty
   return Tensor(std::move(node));
 }
 
-StatusOr<Tensor> Tensor::Wrap(void* data, uint64_t capacity, const std::vector<int64_t>& shape,
-                              DLDataType dtype, DLDevice device, ObjectPtr<Object> owner) {
-  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes,
-                         ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
+StatusOr<Tensor> Tensor::Wrap(void* data, uint64_t capacity, const std::vector<int64_t>& shape, DLDataType dtype,
+                              DLDevice device, ObjectPtr<Object> owner) {
+  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
   if (nbytes > capacity) {
-    return InvalidArgument("tensor " + DTypeToString(dtype) + ShapeToString(shape.data(), static_cast<int>(shape.size())) +
-                           " needs " + std::to_string(nbytes) + " bytes but only " +
-                           std::to_string(capacity) + " are available");
+    return InvalidArgument("tensor " + DTypeToString(dtype) +
+                           ShapeToString(shape.data(), static_cast<int>(shape.size())) + " needs " +
+                           std::to_string(nbytes) + " bytes but only " + std::to_string(capacity) + " are available");
   }
   ObjectPtr<TensorNode> node = NewNode(data, shape, dtype, device);
   node->memory = std::move(owner);
@@ -122,12 +119,12 @@ DLManagedTensor* Tensor::ToDLPack() const {
 StatusOr<Tensor> Tensor::View(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset) const {
   if (!defined()) return FailedPrecondition("View of an undefined tensor");
   if (!IsCompact(*node_)) return FailedPrecondition("View of a strided tensor is not supported");
-  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes,
-                         ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
+  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(shape.data(), static_cast<int>(shape.size()), dtype));
   uint64_t available = node_->memory_bytes;
   if (byte_offset > available || nbytes > available - byte_offset) {
-    return InvalidArgument("view " + DTypeToString(dtype) + ShapeToString(shape.data(), static_cast<int>(shape.size())) +
-                           " at byte " + std::to_string(byte_offset) + " needs " + std::to_string(nbytes) +
+    return InvalidArgument("view " + DTypeToString(dtype) +
+                           ShapeToString(shape.data(), static_cast<int>(shape.size())) + " at byte " +
+                           std::to_string(byte_offset) + " needs " + std::to_string(nbytes) +
                            " bytes but the storage has " + std::to_string(available));
   }
   ObjectPtr<TensorNode> node = NewNode(node_->data, shape, dtype, node_->device);

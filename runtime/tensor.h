@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/c_runtime_api.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "runtime/c_runtime_api.h"
 
 namespace sorun {
 
@@ -43,8 +43,8 @@ class Tensor {
   // A new compact, 64-byte aligned tensor on `device` (contents uninitialised).
   static StatusOr<Tensor> Empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice device);
   // A tensor over `data` (not copied), which `owner` keeps alive; `capacity` = bytes available.
-  static StatusOr<Tensor> Wrap(void* data, uint64_t capacity, const std::vector<int64_t>& shape,
-                               DLDataType dtype, DLDevice device, ObjectPtr<Object> owner);
+  static StatusOr<Tensor> Wrap(void* data, uint64_t capacity, const std::vector<int64_t>& shape, DLDataType dtype,
+                               DLDevice device, ObjectPtr<Object> owner);
   // Takes ownership of a DLPack tensor (its deleter runs when the last Tensor goes). Zero-copy.
   static StatusOr<Tensor> FromDLPack(DLManagedTensor* managed);
 

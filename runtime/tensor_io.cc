@@ -57,8 +57,8 @@ Status ReadNDArrayHeader(BinaryReader& reader, NDArrayHeader* h) {
   DLDevice device;
   SORUN_RETURN_IF_ERROR(reader.ReadDevice(&device));
   if (device.device_type != kDLCPU) {
-    return reader.ErrorAt(start + 16, "NDArray device is " + DeviceToString(device) +
-                                          "; serialized arrays must be on cpu");
+    return reader.ErrorAt(start + 16,
+                          "NDArray device is " + DeviceToString(device) + "; serialized arrays must be on cpu");
   }
   int32_t ndim = 0;
   SORUN_RETURN_IF_ERROR(reader.ReadI32(&ndim));
@@ -128,8 +128,7 @@ Status WriteNDArray(const DLTensor& t, BinaryWriter* writer) {
   return Status::Ok();
 }
 
-Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer, bool align_data,
-                               bool leading_count) {
+Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer, bool align_data, bool leading_count) {
   for (const auto& kv : params) {
     if (!kv.second.defined()) return InvalidArgument("param '" + kv.first + "' is undefined");
     SORUN_RETURN_IF_ERROR_CTX(CheckWritable(*kv.second.dl()), "param '" + kv.first + "'");

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "format/binary_reader.h"
 #include "format/binary_writer.h"
-#include "base/status.h"
 #include "runtime/tensor.h"
 
 namespace sorun {
@@ -59,8 +59,7 @@ Status WriteParamsDict(const NamedTensors& params, BinaryWriter* writer, bool al
 
 // The factory payload's params section (FORMAT.md section 7.2): u64 count, names vector, arrays
 // — laid out with alignment pads when `align_data`. Shared by the factory writer and tests.
-Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer, bool align_data,
-                               bool leading_count);
+Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer, bool align_data, bool leading_count);
 
 // Size in bytes of the NDArray header for `ndim` dimensions (data follows).
 inline uint64_t NDArrayHeaderBytes(int ndim) { return 8 + 8 + 8 + 4 + 4 + 8ull * ndim + 8; }

@@ -43,8 +43,7 @@ void* WorkspacePool::Alloc(size_t nbytes) {
   if (nbytes > SIZE_MAX - kPageSize) return nullptr;
   size_t size = (nbytes + kPageSize - 1) / kPageSize * kPageSize;
   // Best fit among cached blocks (ascending size).
-  auto it = std::lower_bound(free_.begin(), free_.end(), size,
-                             [](const Block& b, size_t s) { return b.size < s; });
+  auto it = std::lower_bound(free_.begin(), free_.end(), size, [](const Block& b, size_t s) { return b.size < s; });
   Block block;
   if (it != free_.end()) {
     block = *it;
@@ -71,8 +70,8 @@ bool WorkspacePool::Free(void* ptr) {
     if (in_use_[i].ptr != ptr) continue;
     Block block = in_use_[i];
     in_use_.erase(in_use_.begin() + static_cast<std::ptrdiff_t>(i));
-    auto pos = std::lower_bound(free_.begin(), free_.end(), block.size,
-                                [](const Block& b, size_t s) { return b.size < s; });
+    auto pos =
+        std::lower_bound(free_.begin(), free_.end(), block.size, [](const Block& b, size_t s) { return b.size < s; });
     free_.insert(pos, block);
     return true;
   }

@@ -13,8 +13,8 @@ std::string SegmentLabel(const LoadSegment& s) {
 
 StatusOr<SymbolExtent> BoundSymbolBytes(std::string_view name, uint64_t address, uint64_t size,
                                         const std::vector<LoadSegment>& segments) {
-  const std::string symbol = std::string(name) + " at address " + HexString(address) + " (st_size " +
-                             std::to_string(size) + ")";
+  const std::string symbol =
+      std::string(name) + " at address " + HexString(address) + " (st_size " + std::to_string(size) + ")";
   for (const LoadSegment& s : segments) {
     if (address < s.vaddr) continue;
     const uint64_t delta = address - s.vaddr;
@@ -40,8 +40,8 @@ StatusOr<SymbolExtent> BoundSymbolBytes(std::string_view name, uint64_t address,
   // back (dladdr1 may name another symbol there): these messages leave it out.
   for (const LoadSegment& s : segments) {
     if (address >= s.vaddr && address - s.vaddr < s.memory_size) {
-      return DataLoss(std::string(name) + " at address " + HexString(address) + " lies in the zero-filled (.bss) part of " +
-                      SegmentLabel(s) + ", " +
+      return DataLoss(std::string(name) + " at address " + HexString(address) +
+                      " lies in the zero-filled (.bss) part of " + SegmentLabel(s) + ", " +
                       std::to_string(s.memory_size) + " bytes in memory: no file bytes hold it");
     }
   }
@@ -49,7 +49,8 @@ StatusOr<SymbolExtent> BoundSymbolBytes(std::string_view name, uint64_t address,
   for (const LoadSegment& s : segments) {
     list += (list.empty() ? "[" : ", [") + HexString(s.vaddr) + ", " + HexString(s.vaddr + s.file_size) + ")";
   }
-  return DataLoss(std::string(name) + " at address " + HexString(address) + " is outside the file-backed part of every PT_LOAD segment (" +
+  return DataLoss(std::string(name) + " at address " + HexString(address) +
+                  " is outside the file-backed part of every PT_LOAD segment (" +
                   (list.empty() ? std::string("the library has none") : list) + ")");
 }
 

@@ -121,8 +121,9 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   const uint8_t* blob = static_cast<const uint8_t*>(lib->FindSymbol(keys::kSymbolDevMblob));
   if (blob == nullptr) {
     if (lib->FindSymbol(keys::kSymbolFfiLibraryBin) || lib->FindSymbol(keys::kSymbolFfiLibraryBinV22)) {
-      return Unimplemented(path + ": built by TVM v0.21 or later (tvm-ffi ABI, __tvm_ffi_*_library_bin); sorun "
-                                  "loads the legacy ABI of TVM v0.8 - v0.20");
+      return Unimplemented(path +
+                           ": built by TVM v0.21 or later (tvm-ffi ABI, __tvm_ffi_*_library_bin); sorun "
+                           "loads the legacy ABI of TVM v0.8 - v0.20");
     }
     return lib_module;  // a plain kernel library
   }
@@ -150,8 +151,7 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
 
   // Zero-copy views (weights) keep the library MODULE alive, not just the mapping: host code caches
   // function handles owned by this module, so it must outlive any reuse of the mapped library.
-  BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8,
-                      ObjectPtr<Object>(lib));
+  BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8, ObjectPtr<Object>(lib));
   BlobLayout layout;
   StatusOr<std::vector<Module>> loaded = LoadBlobModules(reader, &layout);
   if (!loaded.ok()) return std::move(loaded).status().Annotate(path);
@@ -188,8 +188,7 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
 // an error rather than silently meaning "off" (e.g. "true" from a user who wants the check).
 StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options) {
   if (options.verify_checksum.has_value()) return *options.verify_checksum;
-  SORUN_ASSIGN_OR_RETURN(std::optional<bool> env,
-                         GetEnvBool(kEnvVerifyChecksum, "verify the blob checksum at load"));
+  SORUN_ASSIGN_OR_RETURN(std::optional<bool> env, GetEnvBool(kEnvVerifyChecksum, "verify the blob checksum at load"));
   return env.value_or(false);
 }
 
@@ -203,9 +202,10 @@ StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options)
   PackedFunc f = FunctionRegistry::Global().Get(loader);
   if (!f.defined()) {
     if (ext == ".tar") {
-      return Unimplemented(path + ": loading .tar archives needs a compiler at load time and is not linked into "
-                                  "this build (link //packer:tar_loader and call RegisterTarLoader(), as "
-                                  "//api:sorun does)");
+      return Unimplemented(path +
+                           ": loading .tar archives needs a compiler at load time and is not linked into "
+                           "this build (link //packer:tar_loader and call RegisterTarLoader(), as "
+                           "//api:sorun does)");
     }
     // Unknown extension: try it as a shared library.
     return LoadSharedLibrary(path, options);

@@ -21,8 +21,8 @@
 #include <optional>
 #include <string>
 
-#include "runtime/module.h"
 #include "base/status.h"
+#include "runtime/module.h"
 
 namespace sorun {
 

@@ -30,10 +30,10 @@ StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, con
 StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments) {
   BlobExtent out;
   SORUN_ASSIGN_OR_RETURN(out.symbol, BoundSymbolBytes(keys::kSymbolDevMblob, address, size, segments));
-  const std::string label = std::string(keys::kSymbolDevMblob) +
-                            (out.symbol.sized ? std::string()
-                                              : " (no st_size: bounded by the end of PT_LOAD segment " +
-                                                    std::to_string(out.symbol.segment) + ")");
+  const std::string label =
+      std::string(keys::kSymbolDevMblob) + (out.symbol.sized ? std::string()
+                                                             : " (no st_size: bounded by the end of PT_LOAD segment " +
+                                                                   std::to_string(out.symbol.segment) + ")");
   SORUN_ASSIGN_OR_RETURN(out.payload_size, ReadBlobPrefix(out.symbol.data, out.symbol.bytes, label));
   return out;
 }
@@ -145,22 +145,22 @@ Status ValidateImportTree(const BlobLayout& layout) {
   if (row_ptr[0] != 0) return DataLoss("row_ptr[0] is " + std::to_string(row_ptr[0]) + ", expected 0");
   for (size_t i = 0; i < n; ++i) {
     if (row_ptr[i + 1] < row_ptr[i]) {
-      return DataLoss("row_ptr is not monotonic: row_ptr[" + std::to_string(i + 1) + "] = " +
-                      std::to_string(row_ptr[i + 1]) + " < row_ptr[" + std::to_string(i) + "] = " +
-                      std::to_string(row_ptr[i]));
+      return DataLoss("row_ptr is not monotonic: row_ptr[" + std::to_string(i + 1) +
+                      "] = " + std::to_string(row_ptr[i + 1]) + " < row_ptr[" + std::to_string(i) +
+                      "] = " + std::to_string(row_ptr[i]));
     }
   }
   if (row_ptr[n] != child.size()) {
-    return DataLoss("row_ptr ends at " + std::to_string(row_ptr[n]) + " but there are " +
-                    std::to_string(child.size()) + " child indices");
+    return DataLoss("row_ptr ends at " + std::to_string(row_ptr[n]) + " but there are " + std::to_string(child.size()) +
+                    " child indices");
   }
   for (size_t i = 0; i < n; ++i) {
     std::set<uint64_t> seen;
     for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
       uint64_t c = child[j];
       if (c >= n) {
-        return DataLoss("module " + std::to_string(i) + " imports module " + std::to_string(c) +
-                        ", out of range (" + std::to_string(n) + " modules)");
+        return DataLoss("module " + std::to_string(i) + " imports module " + std::to_string(c) + ", out of range (" +
+                        std::to_string(n) + " modules)");
       }
       if (c == i) return DataLoss("module " + std::to_string(i) + " imports itself");
       if (!seen.insert(c).second) {
@@ -169,7 +169,7 @@ Status ValidateImportTree(const BlobLayout& layout) {
     }
   }
   // Cycle check (iterative DFS with colours) and reachability from module 0.
-  std::vector<int> colour(n, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<int> colour(n, 0);                   // 0 new, 1 on stack, 2 done
   std::vector<std::pair<size_t, uint64_t>> stack;  // (node, next child position)
   stack.emplace_back(0, row_ptr[0]);
   colour[0] = 1;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/binary_reader.h"
 #include "runtime/module.h"
-#include "base/status.h"
 #include "serialization/blob_extent.h"
 
 namespace sorun {
@@ -43,8 +43,7 @@ struct BlobLayout {
 };
 
 // Consumes exactly the payload of module `index` with `type_key` from `reader`. Not called for "_lib".
-using BlobPayloadHandler =
-    std::function<Status(size_t index, const std::string& type_key, BinaryReader& reader)>;
+using BlobPayloadHandler = std::function<Status(size_t index, const std::string& type_key, BinaryReader& reader)>;
 
 // Checks the 8-byte little-endian length prefix at the start of a blob symbol of `symbol_size` bytes
 // (0 = size unknown, trust the prefix) and returns the payload size. DataLoss when the prefix is

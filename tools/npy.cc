@@ -10,8 +10,8 @@
 #include <limits>
 #include <utility>
 
-#include "format/binary_reader.h"
 #include "base/file_util.h"
+#include "format/binary_reader.h"
 #include "runtime/data_type.h"
 
 namespace sorun {
@@ -23,8 +23,8 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
-constexpr size_t kArrayAlign = 64;       // numpy's ARRAY_ALIGN
-constexpr size_t kGrowthAxisDigits = 21; // numpy's GROWTH_AXIS_MAX_DIGITS
+constexpr size_t kArrayAlign = 64;        // numpy's ARRAY_ALIGN
+constexpr size_t kGrowthAxisDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
 
 // "(2, 3)", "(5,)", "()": the Python repr of a shape tuple.
 std::string ShapeTuple(const int64_t* shape, int ndim) {
@@ -62,10 +62,10 @@ class DictParser {
       SkipSpace();
       SORUN_RETURN_IF_ERROR(Expect(':', "':' after key '" + key + "'"));
       SkipSpace();
-      bool* seen = key == "descr" ? &have_descr
+      bool* seen = key == "descr"           ? &have_descr
                    : key == "fortran_order" ? &have_fortran
-                   : key == "shape" ? &have_shape
-                   : nullptr;
+                   : key == "shape"         ? &have_shape
+                                            : nullptr;
       if (seen == nullptr) {
         return Error(key_pos, "unexpected key '" + key + "' (an .npy header has 'descr', 'fortran_order' and 'shape')");
       }
@@ -305,8 +305,7 @@ StatusOr<DLDataType> NpyDescrToDType(std::string_view descr) {
       ok = size == 1;
       dtype = Bool();
       break;
-    default:
-      break;
+    default: break;
   }
   if (!ok) {
     return Unimplemented("unsupported dtype descr " + quoted +
@@ -375,8 +374,7 @@ StatusOr<NpyHeader> ParseNpyHeader(const uint8_t* data, size_t size, const std::
     return Unimplemented(source_name + " byte " + std::to_string(parser.fortran_offset()) +
                          ": header: fortran-order arrays are not supported (save a C-contiguous array)");
   }
-  StatusOr<uint64_t> nbytes =
-      ShapeByteSize(header.shape.data(), static_cast<int>(header.shape.size()), header.dtype);
+  StatusOr<uint64_t> nbytes = ShapeByteSize(header.shape.data(), static_cast<int>(header.shape.size()), header.dtype);
   if (!nbytes.ok()) {
     return DataLoss(source_name + " byte " + std::to_string(parser.shape_offset()) + ": header: shape " +
                     ShapeTuple(header.shape.data(), static_cast<int>(header.shape.size())) + " of '" + header.descr +
@@ -417,8 +415,8 @@ StatusOr<std::string> NpyHeaderFor(const DLTensor& tensor) {
   SORUN_ASSIGN_OR_RETURN(std::string descr, DTypeToNpyDescr(tensor.dtype));
   // numpy.lib.format._write_array_header: sorted keys, reprs, a trailing ", ", then spaces so the
   // first axis can grow in place to GROWTH_AXIS_MAX_DIGITS digits.
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " +
-                     ShapeTuple(tensor.shape, tensor.ndim) + ", }";
+  std::string dict =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + ShapeTuple(tensor.shape, tensor.ndim) + ", }";
   if (tensor.ndim > 0) {
     const size_t digits = std::to_string(tensor.shape[0]).size();
     if (digits < kGrowthAxisDigits) dict.append(kGrowthAxisDigits - digits, ' ');
@@ -470,7 +468,8 @@ Status WriteNpyFile(const std::string& path, const DLTensor& tensor) {
   }
   Status status = WriteAll(fd, reinterpret_cast<const uint8_t*>(header.data()), header.size(), path);
   if (status.ok()) status = WriteAll(fd, bytes.data, bytes.size, path);
-  if (::close(fd) != 0 && status.ok()) status = FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));
+  if (::close(fd) != 0 && status.ok())
+    status = FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));
   return status;
 }
 

@@ -42,12 +42,12 @@ inline constexpr int kNpyMaxDims = 64;
 struct NpyHeader {
   int major_version = 1;
   int minor_version = 0;
-  std::string descr;            // as written, e.g. "<f4"
-  DLDataType dtype{};           // its sorun dtype
+  std::string descr;   // as written, e.g. "<f4"
+  DLDataType dtype{};  // its sorun dtype
   bool fortran_order = false;
-  std::vector<int64_t> shape;   // () for a scalar
-  uint64_t data_offset = 0;     // byte offset of the array data
-  uint64_t data_size = 0;       // bytes of array data the shape requires
+  std::vector<int64_t> shape;  // () for a scalar
+  uint64_t data_offset = 0;    // byte offset of the array data
+  uint64_t data_size = 0;      // bytes of array data the shape requires
 };
 
 // numpy descr ("<f4", "|u1", "|b1", "=i8") -> DLDataType. Unimplemented for big-endian multi-byte and

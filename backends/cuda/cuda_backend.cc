@@ -2,9 +2,9 @@
 
 #include <mutex>
 
-#include "runtime/blob_loader.h"
 #include "backends/cuda/cuda_device_api.h"
 #include "backends/cuda/cuda_module.h"
+#include "runtime/blob_loader.h"
 #include "runtime/device_api.h"
 #include "runtime/registry_keys.h"
 

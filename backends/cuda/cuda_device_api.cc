@@ -1,7 +1,7 @@
 #include "backends/cuda/cuda_device_api.h"
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -73,8 +73,8 @@ class CudaWorkspaceCache {
     if (result == cuda::CUDA_ERROR_OUT_OF_MEMORY && ReleaseFree(device_id)) {
       result = driver->api().cuMemAlloc_v2(&ptr, size);
     }
-    SORUN_RETURN_IF_ERROR(driver->Check(result, "cannot allocate " + std::to_string(nbytes) +
-                                                    " bytes of workspace on " + DeviceName(device_id)));
+    SORUN_RETURN_IF_ERROR(driver->Check(
+        result, "cannot allocate " + std::to_string(nbytes) + " bytes of workspace on " + DeviceName(device_id)));
     in_use_.push_back(Block{device_id, stream, ptr, size});
     return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
   }
@@ -132,8 +132,8 @@ class CudaDeviceApi final : public DeviceApi {
     SORUN_ASSIGN_OR_RETURN(cuda::CudaDeviceInfo info, cuda::DeviceInfo(device_id));
     char memory[32];
     std::snprintf(memory, sizeof(memory), "%.1f GiB", static_cast<double>(info.total_memory) / (1024.0 * 1024 * 1024));
-    return info.name + " (" + info.sm() + ", " + std::to_string(info.multiprocessors) + " multiprocessors, " +
-           memory + ")";
+    return info.name + " (" + info.sm() + ", " + std::to_string(info.multiprocessors) + " multiprocessors, " + memory +
+           ")";
   }
 
   Status SetDevice(int device_id) override { return cuda::SetCurrentDevice(device_id); }
@@ -141,8 +141,8 @@ class CudaDeviceApi final : public DeviceApi {
   StatusOr<void*> Alloc(DLDevice device, size_t nbytes, size_t alignment) override {
     const std::string what = "cannot allocate " + std::to_string(nbytes) + " bytes on " + DeviceName(device.device_id);
     if (alignment > kCudaAllocAlignment || (alignment & (alignment - 1)) != 0) {
-      return InvalidArgument(what + ": alignment " + std::to_string(alignment) + " is not a power of two <= " +
-                             std::to_string(kCudaAllocAlignment));
+      return InvalidArgument(what + ": alignment " + std::to_string(alignment) +
+                             " is not a power of two <= " + std::to_string(kCudaAllocAlignment));
     }
     auto driver = cuda::ActivateDevice(device.device_id);
     if (!driver.ok()) return std::move(driver).status().Annotate(what);

@@ -65,8 +65,8 @@ StatusOr<CUcontext> PrimaryContext(int device_id) {
   CUcontext context = table.contexts[device_id].load(std::memory_order_acquire);
   if (context != nullptr) return context;
   CUdevice device = 0;
-  SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuDeviceGet(&device, device_id),
-                                      "cuDeviceGet(" + std::to_string(device_id) + ")"));
+  SORUN_RETURN_IF_ERROR(
+      driver->Check(driver->api().cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")"));
   SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuDevicePrimaryCtxRetain(&context, device),
                                       "cannot retain the primary context of " + DeviceName(device_id)));
   table.contexts[device_id].store(context, std::memory_order_release);
@@ -76,8 +76,8 @@ StatusOr<CUcontext> PrimaryContext(int device_id) {
 StatusOr<const CudaDriver*> ActivateDevice(int device_id) {
   SORUN_ASSIGN_OR_RETURN(CUcontext context, PrimaryContext(device_id));
   SORUN_ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Get());
-  SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuCtxSetCurrent(context),
-                                      "cannot make " + DeviceName(device_id) + " current"));
+  SORUN_RETURN_IF_ERROR(
+      driver->Check(driver->api().cuCtxSetCurrent(context), "cannot make " + DeviceName(device_id) + " current"));
   return driver;
 }
 
@@ -142,10 +142,11 @@ StatusOr<CUstream> CreateStream(int device_id) {
 }
 
 Status DestroyStream(int device_id, CUstream stream) {
-  if (stream == nullptr) return InvalidArgument("the default stream of " + DeviceName(device_id) + " cannot be destroyed");
+  if (stream == nullptr)
+    return InvalidArgument("the default stream of " + DeviceName(device_id) + " cannot be destroyed");
   SORUN_ASSIGN_OR_RETURN(const CudaDriver* driver, ActivateDevice(device_id));
-  SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuStreamDestroy_v2(stream),
-                                      "cannot destroy a stream of " + DeviceName(device_id)));
+  SORUN_RETURN_IF_ERROR(
+      driver->Check(driver->api().cuStreamDestroy_v2(stream), "cannot destroy a stream of " + DeviceName(device_id)));
   if (tls_streams[device_id] == stream) tls_streams[device_id] = nullptr;
   return Status::Ok();
 }

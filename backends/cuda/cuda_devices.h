@@ -28,8 +28,8 @@ struct CudaDeviceInfo {
   int cc_major = 0;  // compute capability
   int cc_minor = 0;
   int multiprocessors = 0;
-  uint64_t total_memory = 0;             // bytes
-  int max_shared_memory_per_block = 0;   // opt-in maximum, bytes (static + dynamic)
+  uint64_t total_memory = 0;            // bytes
+  int max_shared_memory_per_block = 0;  // opt-in maximum, bytes (static + dynamic)
 
   // "sm_90".
   std::string sm() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }

@@ -66,11 +66,9 @@ std::string DlError() {
 
 StatusCode CudaResultStatusCode(CUresult result) {
   switch (result) {
-    case CUDA_SUCCESS:
-      return StatusCode::kOk;
+    case CUDA_SUCCESS: return StatusCode::kOk;
     case CUDA_ERROR_OUT_OF_MEMORY:
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-      return StatusCode::kResourceExhausted;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return StatusCode::kResourceExhausted;
     case CUDA_ERROR_NOT_INITIALIZED:
     case CUDA_ERROR_DEINITIALIZED:
     case CUDA_ERROR_STUB_LIBRARY:
@@ -78,16 +76,13 @@ StatusCode CudaResultStatusCode(CUresult result) {
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE:
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-      return StatusCode::kUnavailable;
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return StatusCode::kUnavailable;
     case CUDA_ERROR_INVALID_IMAGE:
-    case CUDA_ERROR_INVALID_PTX:
-      return StatusCode::kDataLoss;
+    case CUDA_ERROR_INVALID_PTX: return StatusCode::kDataLoss;
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
-      return StatusCode::kFailedPrecondition;
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED: return StatusCode::kFailedPrecondition;
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_ASSERT:
@@ -96,14 +91,10 @@ StatusCode CudaResultStatusCode(CUresult result) {
     case CUDA_ERROR_MISALIGNED_ADDRESS:
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED:
-      return StatusCode::kAborted;
-    case CUDA_ERROR_INVALID_VALUE:
-      return StatusCode::kInvalidArgument;
-    case CUDA_ERROR_NOT_FOUND:
-      return StatusCode::kNotFound;
-    default:
-      return StatusCode::kInternal;
+    case CUDA_ERROR_LAUNCH_FAILED: return StatusCode::kAborted;
+    case CUDA_ERROR_INVALID_VALUE: return StatusCode::kInvalidArgument;
+    case CUDA_ERROR_NOT_FOUND: return StatusCode::kNotFound;
+    default: return StatusCode::kInternal;
   }
 }
 
@@ -131,13 +122,13 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Open(const std::string& librar
   const CudaDriverApi& api = driver->api_;
   CUresult init = api.cuInit(0);
   if (init == CUDA_ERROR_STUB_LIBRARY) {
-    return Unavailable("no CUDA driver: " + library +
-                       " is the CUDA Toolkit's stub library, not an NVIDIA driver (" + driver->ErrorText(init) + ")");
+    return Unavailable("no CUDA driver: " + library + " is the CUDA Toolkit's stub library, not an NVIDIA driver (" +
+                       driver->ErrorText(init) + ")");
   }
   if (init != CUDA_SUCCESS) {
-    return Status(CudaResultStatusCode(init) == StatusCode::kInternal ? StatusCode::kUnavailable
-                                                                     : CudaResultStatusCode(init),
-                  "CUDA driver unusable: cuInit failed: " + driver->ErrorText(init));
+    return Status(
+        CudaResultStatusCode(init) == StatusCode::kInternal ? StatusCode::kUnavailable : CudaResultStatusCode(init),
+        "CUDA driver unusable: cuInit failed: " + driver->ErrorText(init));
   }
   SORUN_RETURN_IF_ERROR(driver->Check(api.cuDriverGetVersion(&driver->version_), "cuDriverGetVersion"));
   int count = 0;

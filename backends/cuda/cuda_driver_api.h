@@ -117,8 +117,8 @@ struct CudaDriverApi {
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned int flags);
   CUresult (*cuStreamDestroy_v2)(CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
-  CUresult (*cuModuleLoadDataEx)(CUmodule* module, const void* image, unsigned int num_options,
-                                 CUjit_option* options, void** option_values);
+  CUresult (*cuModuleLoadDataEx)(CUmodule* module, const void* image, unsigned int num_options, CUjit_option* options,
+                                 void** option_values);
   CUresult (*cuModuleUnload)(CUmodule module);
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
   CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr* ptr, size_t* bytes, CUmodule module, const char* name);

@@ -61,8 +61,7 @@ struct Kernel {
 
 class CudaModuleNode final : public ModuleNode {
  public:
-  CudaModuleNode(DeviceModulePayload payload, const std::vector<LaunchConfig>& configs)
-      : payload_(std::move(payload)) {
+  CudaModuleNode(DeviceModulePayload payload, const std::vector<LaunchConfig>& configs) : payload_(std::move(payload)) {
     kernels_.reserve(payload_.functions.size());
     for (size_t i = 0; i < payload_.functions.size(); ++i) {
       auto kernel = std::make_unique<Kernel>();
@@ -120,9 +119,8 @@ class CudaModuleNode final : public ModuleNode {
     auto it = by_name_.find(std::string(name));
     if (it == by_name_.end()) return PackedFunc();
     Kernel* kernel = it->second;
-    return PackedFunc::FromBody(kernel->name, [this, self, kernel](PackedArgs args, Value* ret) -> Status {
-      return Launch(*kernel, args);
-    });
+    return PackedFunc::FromBody(
+        kernel->name, [this, self, kernel](PackedArgs args, Value* ret) -> Status { return Launch(*kernel, args); });
   }
 
   // The image loaded on `device_id` (whose context the caller made current), loading it first.
@@ -178,8 +176,7 @@ class CudaModuleNode final : public ModuleNode {
                    std::to_string(driver->version() / 1000) + "." + std::to_string(driver->version() % 1000 / 10) +
                    ") supports";
         break;
-      default:
-        break;
+      default: break;
     }
     if (jit_log != nullptr && jit_log[0] != '\0') message += "; JIT log: " + std::string(jit_log);
     return Status(cuda::CudaResultStatusCode(result), std::move(message));
@@ -213,11 +210,11 @@ class CudaModuleNode final : public ModuleNode {
                              ") allows at most " + std::to_string(info.max_shared_memory_per_block) +
                              " bytes per block");
     }
-    SORUN_RETURN_IF_ERROR(driver->Check(
-        driver->api().cuFuncSetAttribute(function, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         static_cast<int>(bytes)),
-        "CUDA launch of kernel " + kernel.name + " failed: cannot allow " + std::to_string(bytes) +
-            " bytes of dynamic shared memory"));
+    SORUN_RETURN_IF_ERROR(
+        driver->Check(driver->api().cuFuncSetAttribute(function, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                       static_cast<int>(bytes)),
+                      "CUDA launch of kernel " + kernel.name + " failed: cannot allow " + std::to_string(bytes) +
+                          " bytes of dynamic shared memory"));
     kernel.dyn_shared_limit[device_id].store(bytes, std::memory_order_release);
     return Status::Ok();
   }

@@ -17,10 +17,10 @@
 #ifndef SORUN_BACKENDS_CUDA_CUDA_MODULE_H_
 #define SORUN_BACKENDS_CUDA_CUDA_MODULE_H_
 
-#include "format/binary_reader.h"
 #include "backends/device_module_payload.h"
-#include "runtime/module.h"
 #include "base/status.h"
+#include "format/binary_reader.h"
+#include "runtime/module.h"
 
 namespace sorun {
 

@@ -22,8 +22,7 @@ bool FitsBits(int64_t v, int bits) {
 }
 
 bool IsCudaVisible(DLDevice device) {
-  return device.device_type == kDLCUDA || device.device_type == kDLCUDAHost ||
-         device.device_type == kDLCUDAManaged;
+  return device.device_type == kDLCUDA || device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged;
 }
 
 Status MarshalInt(const std::string& kernel, int index, DLDataType type, const TVMValue& value, int code,
@@ -39,18 +38,10 @@ Status MarshalInt(const std::string& kernel, int index, DLDataType type, const T
   }
   // Two's-complement truncation: the low `bits` bits, identical for the signed and unsigned forms.
   switch (type.bits) {
-    case 8:
-      slot->u8 = static_cast<uint8_t>(static_cast<uint64_t>(v));
-      break;
-    case 16:
-      slot->u16 = static_cast<uint16_t>(static_cast<uint64_t>(v));
-      break;
-    case 32:
-      slot->u32 = static_cast<uint32_t>(static_cast<uint64_t>(v));
-      break;
-    default:
-      slot->i64 = v;
-      break;
+    case 8: slot->u8 = static_cast<uint8_t>(static_cast<uint64_t>(v)); break;
+    case 16: slot->u16 = static_cast<uint16_t>(static_cast<uint64_t>(v)); break;
+    case 32: slot->u32 = static_cast<uint32_t>(static_cast<uint64_t>(v)); break;
+    default: slot->i64 = v; break;
   }
   return Status::Ok();
 }
@@ -76,12 +67,8 @@ Status MarshalFloat(const std::string& kernel, int index, DLDataType type, const
 
 Status MarshalHandle(const std::string& kernel, int index, const TVMValue& value, int code, KernelArgSlot* slot) {
   switch (code) {
-    case kTVMOpaqueHandle:
-      slot->u64 = reinterpret_cast<uintptr_t>(value.v_handle);
-      return Status::Ok();
-    case kTVMNullptr:
-      slot->u64 = 0;
-      return Status::Ok();
+    case kTVMOpaqueHandle: slot->u64 = reinterpret_cast<uintptr_t>(value.v_handle); return Status::Ok();
+    case kTVMNullptr: slot->u64 = 0; return Status::Ok();
     case kTVMDLTensorHandle:
     case kTVMNDArrayHandle: {
       const DLTensor* t = static_cast<const DLTensor*>(value.v_handle);
@@ -97,15 +84,14 @@ Status MarshalHandle(const std::string& kernel, int index, const TVMValue& value
       return Status::Ok();
     }
     default:
-      return InvalidArgument(Where(kernel, index) + ": expected a device pointer (handle), got " +
-                             TypeCodeName(code));
+      return InvalidArgument(Where(kernel, index) + ": expected a device pointer (handle), got " + TypeCodeName(code));
   }
 }
 
 }  // namespace
 
-Status MarshalKernelArgs(const std::string& kernel, const FunctionInfo& info, const TVMValue* values,
-                         const int* codes, int num_args, KernelArgs* out) {
+Status MarshalKernelArgs(const std::string& kernel, const FunctionInfo& info, const TVMValue* values, const int* codes,
+                         int num_args, KernelArgs* out) {
   const size_t num_params = info.arg_types.size();
   const size_t num_launch = info.launch_param_tags.size();
   if (num_args < 0 || static_cast<size_t>(num_args) != num_params + num_launch) {
@@ -129,12 +115,8 @@ Status MarshalKernelArgs(const std::string& kernel, const FunctionInfo& info, co
     Status status;
     switch (type.code) {
       case kDLInt:
-      case kDLUInt:
-        status = MarshalInt(kernel, index, type, values[i], codes[i], slot);
-        break;
-      case kDLFloat:
-        status = MarshalFloat(kernel, index, type, values[i], codes[i], slot);
-        break;
+      case kDLUInt: status = MarshalInt(kernel, index, type, values[i], codes[i], slot); break;
+      case kDLFloat: status = MarshalFloat(kernel, index, type, values[i], codes[i], slot); break;
       default:  // kDTypeHandle (the only other type KernelArgBytes accepts)
         status = MarshalHandle(kernel, index, values[i], codes[i], slot);
         break;

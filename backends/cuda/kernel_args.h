@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/c_runtime_api.h"
 #include "backends/device_module_payload.h"
 #include "base/status.h"
+#include "runtime/c_runtime_api.h"
 
 namespace sorun {
 
@@ -58,8 +58,8 @@ struct KernelArgs {
 //  - handle parameters get an opaque handle (the raw device pointer), null, or a DLTensor / NDArray
 //    on a CUDA-visible device (kDLCUDA, kDLCUDAHost, kDLCUDAManaged), passed as data + byte_offset.
 // All failures are InvalidArgument; `out` is unspecified after a failure.
-Status MarshalKernelArgs(const std::string& kernel, const FunctionInfo& info, const TVMValue* values,
-                         const int* codes, int num_args, KernelArgs* out);
+Status MarshalKernelArgs(const std::string& kernel, const FunctionInfo& info, const TVMValue* values, const int* codes,
+                         int num_args, KernelArgs* out);
 
 }  // namespace sorun
 

@@ -3,11 +3,11 @@
 #include <memory>
 #include <mutex>
 
-#include "runtime/blob_loader.h"
-#include "runtime/device_api.h"
 #include "backends/opencl/opencl_device_api.h"
 #include "backends/opencl/opencl_devices.h"
 #include "backends/opencl/opencl_module.h"
+#include "runtime/blob_loader.h"
+#include "runtime/device_api.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {

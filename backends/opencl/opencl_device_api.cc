@@ -5,8 +5,8 @@
 #include <memory>
 #include <new>
 
-#include "runtime/data_type.h"
 #include "backends/opencl/opencl_status.h"
+#include "runtime/data_type.h"
 #include "runtime/tensor.h"
 
 namespace sorun {
@@ -86,8 +86,8 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
   const bool to_cl = to.device.device_type == kDLOpenCL;
   if ((!from_cl && from.device.device_type != kDLCPU) || (!to_cl && to.device.device_type != kDLCPU) ||
       (!from_cl && !to_cl)) {
-    return InvalidArgument("the OpenCL backend cannot copy " + DescribeDLTensor(from) + " -> " +
-                           DescribeDLTensor(to) + " (it copies between OpenCL devices and the CPU)");
+    return InvalidArgument("the OpenCL backend cannot copy " + DescribeDLTensor(from) + " -> " + DescribeDLTensor(to) +
+                           " (it copies between OpenCL devices and the CPU)");
   }
   if (nbytes == 0) return Status::Ok();
   const std::string what = "copy " + DescribeDLTensor(from) + " -> " + DescribeDLTensor(to);
@@ -98,8 +98,9 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
     SORUN_RETURN_IF_ERROR(CheckRange(dst, to.byte_offset, nbytes, to, "to"));
     SORUN_ASSIGN_OR_RETURN(OpenclQueue q, devices_->Queue(to.device.device_id));
     const char* src = static_cast<const char*>(from.data) + from.byte_offset;
-    return opencl::ClStatus(clEnqueueWriteBuffer(q.queue, dst, CL_TRUE, to.byte_offset, nbytes, src, 0, nullptr, nullptr),
-                            "clEnqueueWriteBuffer", what);
+    return opencl::ClStatus(
+        clEnqueueWriteBuffer(q.queue, dst, CL_TRUE, to.byte_offset, nbytes, src, 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer", what);
   }
   cl_mem src = static_cast<cl_mem>(from.data);
   SORUN_RETURN_IF_ERROR(CheckRange(src, from.byte_offset, nbytes, from, "from"));
@@ -107,15 +108,16 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
   if (!to_cl) {  // device -> host
     if (to.data == nullptr) return InvalidArgument(what + ": null destination");
     char* dst = static_cast<char*>(to.data) + to.byte_offset;
-    return opencl::ClStatus(clEnqueueReadBuffer(src_q.queue, src, CL_TRUE, from.byte_offset, nbytes, dst, 0, nullptr, nullptr),
-                            "clEnqueueReadBuffer", what);
+    return opencl::ClStatus(
+        clEnqueueReadBuffer(src_q.queue, src, CL_TRUE, from.byte_offset, nbytes, dst, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer", what);
   }
 
   // device -> device
   cl_mem dst = static_cast<cl_mem>(to.data);
   SORUN_RETURN_IF_ERROR(CheckRange(dst, to.byte_offset, nbytes, to, "to"));
-  const bool overlapping = src == dst && from.byte_offset < to.byte_offset + nbytes &&
-                           to.byte_offset < from.byte_offset + nbytes;
+  const bool overlapping =
+      src == dst && from.byte_offset < to.byte_offset + nbytes && to.byte_offset < from.byte_offset + nbytes;
   if (from.device.device_id == to.device.device_id && !overlapping) {
     // Same device, hence the same context: copy on the device and wait for it.
     cl_event done = nullptr;
@@ -129,7 +131,8 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
   // Different devices (separate contexts) or overlapping ranges of one buffer: stage through the host.
   SORUN_ASSIGN_OR_RETURN(OpenclQueue dst_q, devices_->Queue(to.device.device_id));
   std::unique_ptr<char[]> staging = NewStaging(nbytes);
-  if (!staging) return ResourceExhausted(what + ": cannot allocate " + std::to_string(nbytes) + " bytes of host staging");
+  if (!staging)
+    return ResourceExhausted(what + ": cannot allocate " + std::to_string(nbytes) + " bytes of host staging");
   SORUN_RETURN_IF_ERROR(opencl::ClStatus(
       clEnqueueReadBuffer(src_q.queue, src, CL_TRUE, from.byte_offset, nbytes, staging.get(), 0, nullptr, nullptr),
       "clEnqueueReadBuffer", what));
@@ -156,7 +159,8 @@ StatusOr<void*> OpenclDeviceApi::AllocWorkspace(DLDevice device, size_t nbytes) 
   if (nbytes > SIZE_MAX - kWorkspacePage) {
     return ResourceExhausted("workspace of " + std::to_string(nbytes) + " bytes on " + Where(device) + " is too large");
   }
-  const size_t rounded = std::max<size_t>(kWorkspacePage, (nbytes + kWorkspacePage - 1) / kWorkspacePage * kWorkspacePage);
+  const size_t rounded =
+      std::max<size_t>(kWorkspacePage, (nbytes + kWorkspacePage - 1) / kWorkspacePage * kWorkspacePage);
   {
     std::lock_guard<std::mutex> lock(pool->mutex);
     auto it = std::lower_bound(pool->free.begin(), pool->free.end(), rounded,

@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/device_api.h"
 #include "backends/opencl/opencl_devices.h"
+#include "runtime/device_api.h"
 
 namespace sorun {
 

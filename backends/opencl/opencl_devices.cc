@@ -80,9 +80,10 @@ void OpenclDevices::Discover() {
     std::vector<cl_device_id> ids(num_devices);
     if (err == CL_SUCCESS) err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, ids.data(), nullptr);
     if (err != CL_SUCCESS) {
-      skipped += (skipped.empty() ? "" : "; ") +
-                 opencl::ClStatus(err, "clGetDeviceIDs", "platform '" + PlatformString(platform, CL_PLATFORM_NAME) + "'")
-                     .message();
+      skipped +=
+          (skipped.empty() ? "" : "; ") +
+          opencl::ClStatus(err, "clGetDeviceIDs", "platform '" + PlatformString(platform, CL_PLATFORM_NAME) + "'")
+              .message();
       continue;
     }
     for (cl_device_id id : ids) {

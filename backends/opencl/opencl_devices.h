@@ -36,9 +36,9 @@ struct OpenclDeviceInfo {
   std::string platform_name;     // CL_PLATFORM_NAME
   std::string platform_version;  // CL_PLATFORM_VERSION
   cl_device_type type = 0;
-  uint64_t max_alloc_bytes = 0;       // CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  uint64_t global_mem_bytes = 0;      // CL_DEVICE_GLOBAL_MEM_SIZE
-  size_t max_work_group_size = 0;     // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  uint64_t max_alloc_bytes = 0;    // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  uint64_t global_mem_bytes = 0;   // CL_DEVICE_GLOBAL_MEM_SIZE
+  size_t max_work_group_size = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
 };
 
 // A device's context and queue; both owned by OpenclDevices (callers must not release them).

@@ -38,21 +38,21 @@ Fn Resolve(std::atomic<void*>* cache, const char* name) {
 }  // namespace
 
 // A cl_int-returning entry point: CL_PLATFORM_NOT_FOUND_KHR without a loader.
-#define SORUN_CL_FORWARD_STATUS(name, params, args)                          \
-  extern "C" cl_int name params {                                            \
-    static std::atomic<void*> cache{nullptr};                                \
-    auto f = Resolve<decltype(&::name)>(&cache, #name);                      \
-    return f != nullptr ? f args : CL_PLATFORM_NOT_FOUND_KHR;                \
+#define SORUN_CL_FORWARD_STATUS(name, params, args)           \
+  extern "C" cl_int name params {                             \
+    static std::atomic<void*> cache{nullptr};                 \
+    auto f = Resolve<decltype(&::name)>(&cache, #name);       \
+    return f != nullptr ? f args : CL_PLATFORM_NOT_FOUND_KHR; \
   }
 
 // A handle-returning entry point (its last parameter is errcode_ret): null without a loader.
-#define SORUN_CL_FORWARD_HANDLE(name, ret, params, args)                     \
-  extern "C" ret name params {                                               \
-    static std::atomic<void*> cache{nullptr};                                \
-    auto f = Resolve<decltype(&::name)>(&cache, #name);                      \
-    if (f != nullptr) return f args;                                         \
-    if (errcode_ret != nullptr) *errcode_ret = CL_PLATFORM_NOT_FOUND_KHR;    \
-    return nullptr;                                                          \
+#define SORUN_CL_FORWARD_HANDLE(name, ret, params, args)                  \
+  extern "C" ret name params {                                            \
+    static std::atomic<void*> cache{nullptr};                             \
+    auto f = Resolve<decltype(&::name)>(&cache, #name);                   \
+    if (f != nullptr) return f args;                                      \
+    if (errcode_ret != nullptr) *errcode_ret = CL_PLATFORM_NOT_FOUND_KHR; \
+    return nullptr;                                                       \
   }
 
 // clang-format off

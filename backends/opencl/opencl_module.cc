@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "runtime/data_type.h"
 #include "backends/opencl/opencl_status.h"
+#include "runtime/data_type.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
@@ -141,7 +141,8 @@ StatusOr<std::vector<OpenclSourcePiece>> SplitOpenclSource(std::string_view sour
     size_t line_end = source.find('\n', name_begin);
     size_t body_begin = line_end == std::string_view::npos ? source.size() : line_end + 1;
     size_t body_end = i + 1 < at.size() ? at[i + 1] : source.size();
-    std::string_view name = source.substr(name_begin, (line_end == std::string_view::npos ? source.size() : line_end) - name_begin);
+    std::string_view name =
+        source.substr(name_begin, (line_end == std::string_view::npos ? source.size() : line_end) - name_begin);
     while (!name.empty() && (name.back() == '\r' || name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
     if (name.empty()) {
       return DataLoss("OpenCL source: the '// Function:' line at byte " + std::to_string(at[i]) + " names no kernel");
@@ -187,8 +188,8 @@ StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload
     }
     for (const OpenclSourcePiece& piece : plan.pieces) {
       if (payload.Find(piece.kernel) == nullptr) {
-        return DataLoss("opencl module: " + counts + ": the '// Function: " + piece.kernel +
-                        "' piece has no kernel '" + piece.kernel + "' in the function map");
+        return DataLoss("opencl module: " + counts + ": the '// Function: " + piece.kernel + "' piece has no kernel '" +
+                        piece.kernel + "' in the function map");
       }
     }
   }
@@ -217,7 +218,7 @@ StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload
 }
 
 StatusOr<ObjectPtr<OpenclModuleNode>> OpenclModuleNode::Create(DeviceModulePayload payload,
-                                                                OpenclModuleOptions options) {
+                                                               OpenclModuleOptions options) {
   SORUN_ASSIGN_OR_RETURN(OpenclPayloadPlan plan, PlanOpenclPayload(payload));
   ObjectPtr<OpenclModuleNode> node(ObjectPtr<OpenclModuleNode>::FromRaw(new OpenclModuleNode()));
   for (OpenclSourcePiece& piece : plan.pieces) {
@@ -305,10 +306,11 @@ StatusOr<cl_program> OpenclModuleNode::GetProgram(size_t program, int device_id)
 StatusOr<cl_program> OpenclModuleNode::BuildProgram(const Program& program, int device_id) {
   SORUN_ASSIGN_OR_RETURN(const OpenclDeviceInfo* info, devices_->Info(device_id));
   SORUN_ASSIGN_OR_RETURN(OpenclQueue q, devices_->Queue(device_id));
-  const std::string where = "building " + program.label + " on opencl:" + std::to_string(device_id) + " (" +
-                            info->name + ")";
-  const ProgramCacheKey key{program.source,   info->name,          info->version,  info->driver_version,
-                            info->platform_name, info->platform_version, build_options_};
+  const std::string where =
+      "building " + program.label + " on opencl:" + std::to_string(device_id) + " (" + info->name + ")";
+  const ProgramCacheKey key{program.source,       info->name,          info->version,
+                            info->driver_version, info->platform_name, info->platform_version,
+                            build_options_};
   cl_int err = CL_SUCCESS;
   if (cache_) {
     std::string binary;
@@ -356,9 +358,9 @@ Status OpenclModuleNode::CheckDevice(int device_id) const {
 
 StatusOr<cl_kernel> OpenclModuleNode::GetKernel(size_t index, int device_id) {
   SORUN_RETURN_IF_ERROR(CheckDevice(device_id));
-  cl_kernel* slot = ThreadKernelTable::ForThisThread().Slot(
-      id_, alive_, kernels_.size() * static_cast<size_t>(device_count_),
-      static_cast<size_t>(device_id) * kernels_.size() + index);
+  cl_kernel* slot =
+      ThreadKernelTable::ForThisThread().Slot(id_, alive_, kernels_.size() * static_cast<size_t>(device_count_),
+                                              static_cast<size_t>(device_id) * kernels_.size() + index);
   if (*slot != nullptr) return *slot;
   const Kernel& k = kernels_[index];
   SORUN_ASSIGN_OR_RETURN(cl_program program, GetProgram(k.program, device_id));
@@ -375,8 +377,7 @@ StatusOr<cl_kernel> OpenclModuleNode::GetKernel(size_t index, int device_id) {
   if (err == CL_SUCCESS && num_args != k.info->arg_types.size()) {
     clReleaseKernel(kernel);
     return DataLoss("the OpenCL source declares " + std::to_string(num_args) +
-                    " parameters but the function map lists " +
-                    std::to_string(k.info->arg_types.size()));
+                    " parameters but the function map lists " + std::to_string(k.info->arg_types.size()));
   }
   *slot = kernel;
   return kernel;
@@ -386,8 +387,9 @@ Status OpenclModuleNode::LaunchKernel(size_t index, PackedArgs args) {
   const Kernel& k = kernels_[index];
   const std::string where = "opencl kernel '" + k.name + "'";
   if (k.config.use_dyn_shared_memory) {
-    return Unimplemented(where + " uses dynamic shared memory (tir.use_dyn_shared_memory), which the OpenCL backend "
-                                 "does not support");
+    return Unimplemented(where +
+                         " uses dynamic shared memory (tir.use_dyn_shared_memory), which the OpenCL backend "
+                         "does not support");
   }
   SORUN_ASSIGN_OR_RETURN(LaunchDims dims,
                          ExtractLaunchDims(k.name, k.config, args.values(), args.codes(), args.size()));
@@ -488,7 +490,8 @@ StatusOr<Module> CreateOpenclModule(DeviceModulePayload payload) {
 }
 
 StatusOr<Module> CreateOpenclModule(DeviceModulePayload payload, OpenclModuleOptions options) {
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<OpenclModuleNode> node, OpenclModuleNode::Create(std::move(payload), std::move(options)));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<OpenclModuleNode> node,
+                         OpenclModuleNode::Create(std::move(payload), std::move(options)));
   return Module(ObjectPtr<ModuleNode>(std::move(node)));
 }
 

@@ -33,11 +33,11 @@
 #include <string_view>
 #include <vector>
 
-#include "format/binary_reader.h"
 #include "backends/device_module_payload.h"
-#include "runtime/module.h"
 #include "backends/opencl/opencl_devices.h"
 #include "backends/opencl/program_cache.h"
+#include "format/binary_reader.h"
+#include "runtime/module.h"
 
 namespace sorun {
 
@@ -141,8 +141,8 @@ class OpenclModuleNode final : public ModuleNode {
   OpenclDevices* devices_ = nullptr;
   int device_count_ = 0;
   std::vector<std::unique_ptr<ProgramSlot>> slots_;  // device_id * programs_.size() + program
-  uint64_t id_ = 0;                                   // unique per module, never reused
-  std::shared_ptr<const int> alive_;                  // expires when the module dies
+  uint64_t id_ = 0;                                  // unique per module, never reused
+  std::shared_ptr<const int> alive_;                 // expires when the module dies
 };
 
 // CreateOpenclModule(payload) = OpenclModuleNode::Create with default options, as a Module.

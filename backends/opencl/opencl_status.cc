@@ -8,8 +8,7 @@ namespace opencl {
 const char* ClErrorName(cl_int err) {
   switch (err) {
 #define SORUN_CL_ERROR_CASE(name) \
-  case name:                      \
-    return #name;
+  case name: return #name;
     SORUN_CL_ERROR_CASE(CL_SUCCESS)
     SORUN_CL_ERROR_CASE(CL_DEVICE_NOT_FOUND)
     SORUN_CL_ERROR_CASE(CL_DEVICE_NOT_AVAILABLE)
@@ -70,18 +69,12 @@ const char* ClErrorName(cl_int err) {
     SORUN_CL_ERROR_CASE(CL_INVALID_LINKER_OPTIONS)
     SORUN_CL_ERROR_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef SORUN_CL_ERROR_CASE
-    case -69:
-      return "CL_INVALID_PIPE_SIZE";
-    case -70:
-      return "CL_INVALID_DEVICE_QUEUE";
-    case -71:
-      return "CL_INVALID_SPEC_ID";
-    case -72:
-      return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
-    case -1001:
-      return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-      return "CL_UNKNOWN_ERROR";
+    case -69: return "CL_INVALID_PIPE_SIZE";
+    case -70: return "CL_INVALID_DEVICE_QUEUE";
+    case -71: return "CL_INVALID_SPEC_ID";
+    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_UNKNOWN_ERROR";
   }
 }
 
@@ -99,8 +92,7 @@ Status ClStatus(cl_int err, std::string_view call, std::string_view context) {
   switch (err) {
     case CL_OUT_OF_HOST_MEMORY:
     case CL_OUT_OF_RESOURCES:
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-      return ResourceExhausted(std::move(message));
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return ResourceExhausted(std::move(message));
     case CL_DEVICE_NOT_FOUND:
     case CL_DEVICE_NOT_AVAILABLE:
     case CL_COMPILER_NOT_AVAILABLE:
@@ -109,8 +101,7 @@ Status ClStatus(cl_int err, std::string_view call, std::string_view context) {
       return Unavailable(std::move(message));
     case CL_BUILD_PROGRAM_FAILURE:
     case CL_COMPILE_PROGRAM_FAILURE:
-    case CL_LINK_PROGRAM_FAILURE:
-      return InvalidArgument(std::move(message));
+    case CL_LINK_PROGRAM_FAILURE: return InvalidArgument(std::move(message));
     default:
       if (err <= CL_INVALID_VALUE && err >= -72) return InvalidArgument(std::move(message));
       return Internal(std::move(message));

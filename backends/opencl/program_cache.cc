@@ -36,8 +36,8 @@ std::string KeyMaterial(const ProgramCacheKey& key) {
   m.reserve(key.source.size() + 256);
   AppendField(&m, kMaterialTag);
   AppendField(&m, std::to_string(ProgramCache::kFormatVersion));
-  for (std::string_view f : {key.source, key.device_name, key.device_version, key.driver_version,
-                             key.platform_name, key.platform_version, key.build_options}) {
+  for (std::string_view f : {key.source, key.device_name, key.device_version, key.driver_version, key.platform_name,
+                             key.platform_version, key.build_options}) {
     AppendField(&m, f);
   }
   return m;

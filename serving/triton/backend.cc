@@ -36,10 +36,10 @@ Status CheckApiVersion() {
   uint32_t minor = 0;
   SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ApiVersion(&major, &minor), "TRITONBACKEND_ApiVersion"));
   if (major != SORUN_TRITONBACKEND_API_VERSION_MAJOR || minor < SORUN_TRITONBACKEND_API_VERSION_MINOR) {
-    return Unimplemented("the sorun backend needs Triton backend API " +
-                         std::to_string(SORUN_TRITONBACKEND_API_VERSION_MAJOR) + "." +
-                         std::to_string(SORUN_TRITONBACKEND_API_VERSION_MINOR) + " or a later 1.x (Triton 2.39+); this " +
-                         "server has " + std::to_string(major) + "." + std::to_string(minor));
+    return Unimplemented(
+        "the sorun backend needs Triton backend API " + std::to_string(SORUN_TRITONBACKEND_API_VERSION_MAJOR) + "." +
+        std::to_string(SORUN_TRITONBACKEND_API_VERSION_MINOR) + " or a later 1.x (Triton 2.39+); this " +
+        "server has " + std::to_string(major) + "." + std::to_string(minor));
   }
   LogInfo(std::string("sorun ") + sorun::Version() + ", Triton backend API " + std::to_string(major) + "." +
           std::to_string(minor) + " (built for " + std::to_string(SORUN_TRITONBACKEND_API_VERSION_MAJOR) + "." +
@@ -100,7 +100,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
     // /v2/repository/index; the other models keep serving.
     StatusOr<std::unique_ptr<ModelState>> state = ModelState::Create(model);
     if (!state.ok()) return state.status();
-    SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ModelSetState(model, state->get()), "TRITONBACKEND_ModelSetState"));
+    SORUN_RETURN_IF_ERROR(
+        FromTritonError(TRITONBACKEND_ModelSetState(model, state->get()), "TRITONBACKEND_ModelSetState"));
     state->release();  // owned by Triton until TRITONBACKEND_ModelFinalize
     return Status::Ok();
   });
@@ -108,8 +109,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
 
 TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model) {
   return Guarded("TRITONBACKEND_ModelFinalize", [&]() -> Status {
-    SORUN_ASSIGN_OR_RETURN(ModelState * state, GetState<ModelState>(model, TRITONBACKEND_ModelState,
-                                                                     "TRITONBACKEND_ModelState"));
+    SORUN_ASSIGN_OR_RETURN(ModelState * state,
+                           GetState<ModelState>(model, TRITONBACKEND_ModelState, "TRITONBACKEND_ModelState"));
     delete state;
     return Status::Ok();
   });
@@ -120,8 +121,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
     TRITONBACKEND_Model* model = nullptr;
     SORUN_RETURN_IF_ERROR(
         FromTritonError(TRITONBACKEND_ModelInstanceModel(instance, &model), "TRITONBACKEND_ModelInstanceModel"));
-    SORUN_ASSIGN_OR_RETURN(ModelState * model_state, GetRequiredState<ModelState>(model, TRITONBACKEND_ModelState,
-                                                                                   "TRITONBACKEND_ModelState"));
+    SORUN_ASSIGN_OR_RETURN(ModelState * model_state,
+                           GetRequiredState<ModelState>(model, TRITONBACKEND_ModelState, "TRITONBACKEND_ModelState"));
     StatusOr<std::unique_ptr<InstanceState>> state = InstanceState::Create(model_state, instance);
     if (!state.ok()) return state.status();
     SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ModelInstanceSetState(instance, state->get()),

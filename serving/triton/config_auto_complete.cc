@@ -78,9 +78,9 @@ StatusOr<std::optional<std::string>> AutoCompleteConfig(std::string_view config_
   rapidjson::Document doc;
   doc.Parse(config_json.data(), config_json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return DataLoss("model config JSON: " +
-                    std::string(doc.HasParseError() ? rapidjson::GetParseError_En(doc.GetParseError())
-                                                    : "not an object"));
+    return DataLoss("model config JSON: " + std::string(doc.HasParseError()
+                                                            ? rapidjson::GetParseError_En(doc.GetParseError())
+                                                            : "not an object"));
   }
   auto& alloc = doc.GetAllocator();
   const bool fill_inputs = IsEmptyArray(doc, "input");

@@ -46,8 +46,7 @@ StatusOr<TRITONSERVER_DataType> ToTritonDataType(DLDataType dtype) {
         if (dtype.bits == 32) return TRITONSERVER_TYPE_UINT32;
         if (dtype.bits == 64) return TRITONSERVER_TYPE_UINT64;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return Unimplemented("dtype " + DataTypeName(dtype) +

@@ -10,14 +10,10 @@ namespace {
 
 const char* KindName(TRITONSERVER_InstanceGroupKind kind) {
   switch (kind) {
-    case TRITONSERVER_INSTANCEGROUPKIND_CPU:
-      return "KIND_CPU";
-    case TRITONSERVER_INSTANCEGROUPKIND_GPU:
-      return "KIND_GPU";
-    case TRITONSERVER_INSTANCEGROUPKIND_MODEL:
-      return "KIND_MODEL";
-    default:
-      return "KIND_AUTO";
+    case TRITONSERVER_INSTANCEGROUPKIND_CPU: return "KIND_CPU";
+    case TRITONSERVER_INSTANCEGROUPKIND_GPU: return "KIND_GPU";
+    case TRITONSERVER_INSTANCEGROUPKIND_MODEL: return "KIND_MODEL";
+    default: return "KIND_AUTO";
   }
 }
 
@@ -59,8 +55,7 @@ StatusOr<std::unique_ptr<InstanceState>> InstanceState::Create(const ModelState*
   options.num_threads = parameters.num_threads;
   if (options.num_threads == 0) {
     const int64_t hardware = std::max<int64_t>(1, std::thread::hardware_concurrency());
-    options.num_threads =
-        static_cast<int>(std::max<int64_t>(1, hardware / model_state->config().CpuInstanceCount()));
+    options.num_threads = static_cast<int>(std::max<int64_t>(1, hardware / model_state->config().CpuInstanceCount()));
   }
   options.warmup = parameters.warmup;
   StatusOr<Executor> executor = model_state->model().NewExecutor(options);

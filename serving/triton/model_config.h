@@ -41,8 +41,8 @@ struct ModelConfig {
   std::vector<ConfigTensor> outputs;
   std::string default_model_filename;
   std::map<std::string, std::string> parameters;  // key -> string_value
-  bool dynamic_batching = false;                   // a `dynamic_batching` block is present
-  bool sequence_batching = false;                  // a `sequence_batching` block is present
+  bool dynamic_batching = false;                  // a `dynamic_batching` block is present
+  bool sequence_batching = false;                 // a `sequence_batching` block is present
   std::vector<ConfigInstanceGroup> instance_groups;
 
   // Model instances that run on the CPU (groups of kind CPU, AUTO or MODEL; at least 1).

@@ -20,8 +20,8 @@ constexpr int64_t kTritonDefaultMaxBatchSize = 4;
 // The model configuration as JSON text.
 StatusOr<std::string> ReadConfigJson(TRITONBACKEND_Model* model) {
   TRITONSERVER_Message* message = nullptr;
-  SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_ModelConfig(model, kConfigVersion, &message),
-                                        "TRITONBACKEND_ModelConfig"));
+  SORUN_RETURN_IF_ERROR(
+      FromTritonError(TRITONBACKEND_ModelConfig(model, kConfigVersion, &message), "TRITONBACKEND_ModelConfig"));
   const char* base = nullptr;
   size_t size = 0;
   Status status = FromTritonError(TRITONSERVER_MessageSerializeToJson(message, &base, &size),
@@ -36,8 +36,8 @@ Status WriteConfigJson(TRITONBACKEND_Model* model, const std::string& json) {
   TRITONSERVER_Message* message = nullptr;
   SORUN_RETURN_IF_ERROR(FromTritonError(TRITONSERVER_MessageNewFromSerializedJson(&message, json.data(), json.size()),
                                         "TRITONSERVER_MessageNewFromSerializedJson"));
-  Status status = FromTritonError(TRITONBACKEND_ModelSetConfig(model, kConfigVersion, message),
-                                  "TRITONBACKEND_ModelSetConfig");
+  Status status =
+      FromTritonError(TRITONBACKEND_ModelSetConfig(model, kConfigVersion, message), "TRITONBACKEND_ModelSetConfig");
   FromTritonError(TRITONSERVER_MessageDelete(message), "TRITONSERVER_MessageDelete").IgnoreError();
   return status;
 }
@@ -104,8 +104,8 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
   if (configured.dims != expected) {
     return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " in config.pbtxt but the model's " +
                            (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
-                           " (model shape " + ShapeString(info.shape) + ", max_batch_size " +
-                           (batching ? "> 0" : "0") + "; the sorun backend serves fixed shapes, no -1)");
+                           " (model shape " + ShapeString(info.shape) + ", max_batch_size " + (batching ? "> 0" : "0") +
+                           "; the sorun backend serves fixed shapes, no -1)");
   }
   TensorBinding binding;
   binding.name = configured.name;
@@ -146,12 +146,13 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
 
   TRITONBACKEND_ArtifactType artifact = TRITONBACKEND_ARTIFACT_FILESYSTEM;
   const char* location = nullptr;
-  SORUN_RETURN_IF_ERROR_CTX(
-      FromTritonError(TRITONBACKEND_ModelRepository(triton_model, &artifact, &location), "TRITONBACKEND_ModelRepository"),
-      context);
+  SORUN_RETURN_IF_ERROR_CTX(FromTritonError(TRITONBACKEND_ModelRepository(triton_model, &artifact, &location),
+                                            "TRITONBACKEND_ModelRepository"),
+                            context);
   if (artifact != TRITONBACKEND_ARTIFACT_FILESYSTEM || location == nullptr) {
-    return Unimplemented(context + ": the model repository is not a local file system (cloud repositories are "
-                                   "not supported by the sorun backend)");
+    return Unimplemented(context +
+                         ": the model repository is not a local file system (cloud repositories are "
+                         "not supported by the sorun backend)");
   }
 
   SORUN_ASSIGN_OR_RETURN(std::string json, ReadConfigJson(triton_model));
@@ -182,8 +183,8 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
                                             "TRITONBACKEND_ModelAutoCompleteConfig"),
                             context);
   if (auto_complete) {
-    StatusOr<std::optional<std::string>> completed = AutoCompleteConfig(
-        json, state->model_.inputs(), state->model_.outputs(), DefaultMaxBatchSize(triton_model));
+    StatusOr<std::optional<std::string>> completed =
+        AutoCompleteConfig(json, state->model_.inputs(), state->model_.outputs(), DefaultMaxBatchSize(triton_model));
     if (!completed.ok()) return Status(completed.status()).Annotate(context + ": auto-completing the configuration");
     if (completed->has_value()) {
       SORUN_RETURN_IF_ERROR_CTX(WriteConfigJson(triton_model, **completed), context);
@@ -203,8 +204,9 @@ Status ModelState::BindTensors() {
   const std::vector<TensorInfo>& model_inputs = model_.inputs();
   const std::vector<TensorInfo>& model_outputs = model_.outputs();
   if (config_.sequence_batching) {
-    return Unimplemented("sequence_batching is configured; the sorun backend serves stateless models "
-                         "(use dynamic_batching or none)");
+    return Unimplemented(
+        "sequence_batching is configured; the sorun backend serves stateless models "
+        "(use dynamic_batching or none)");
   }
   if (config_.outputs.empty()) {
     return InvalidArgument("config.pbtxt lists no output (the model's outputs: " + Names(model_outputs) +
@@ -253,7 +255,8 @@ Status ModelState::BindTensors() {
       }
     }
     for (auto* list : {&inputs_, &outputs_}) {
-      for (TensorBinding& binding : *list) binding.row_bytes = binding.model_bytes / static_cast<uint64_t>(model_batch_);
+      for (TensorBinding& binding : *list)
+        binding.row_bytes = binding.model_bytes / static_cast<uint64_t>(model_batch_);
     }
   } else {
     model_batch_ = 1;

@@ -91,10 +91,10 @@ class BatchRunner {
         std::memset(out, 0, binding.model_bytes);  // the padded rows of the last chunk
       }
       for (const RowSpan& span : spans) {
-        SORUN_RETURN_IF_ERROR(GatherBytes(span.pending->inputs[i], static_cast<uint64_t>(span.first) * binding.row_bytes,
-                                          static_cast<uint64_t>(span.count) * binding.row_bytes,
-                                          out + static_cast<uint64_t>(span.chunk_row) * binding.row_bytes,
-                                          binding.name));
+        SORUN_RETURN_IF_ERROR(
+            GatherBytes(span.pending->inputs[i], static_cast<uint64_t>(span.first) * binding.row_bytes,
+                        static_cast<uint64_t>(span.count) * binding.row_bytes,
+                        out + static_cast<uint64_t>(span.chunk_row) * binding.row_bytes, binding.name));
       }
       SORUN_RETURN_IF_ERROR_CTX(instance_.executor().SetInput(index, staging.dl()), "input '" + binding.name + "'");
     }
@@ -183,8 +183,9 @@ void SendResponse(const ModelState& model, PendingRequest& request) {
   } else {
     error = ToTritonError(request.status);
   }
-  Status sent = FromTritonError(TRITONBACKEND_ResponseSend(request.response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error),
-                                "TRITONBACKEND_ResponseSend");
+  Status sent =
+      FromTritonError(TRITONBACKEND_ResponseSend(request.response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error),
+                      "TRITONBACKEND_ResponseSend");
   if (error != nullptr) TRITONSERVER_ErrorDelete(error);
   request.response = nullptr;
   if (!sent.ok()) LogError("model '" + model.name() + "': " + sent.message());

@@ -42,13 +42,14 @@ Status ReadInput(const ModelState& model, const TensorBinding& binding, TRITONBA
     shape_ok = request_shape[0] >= 1 && request_shape[0] <= model.config().max_batch_size;
   }
   if (!shape_ok) {
-    return InvalidArgument(ModelPrefix(model) + "input '" + binding.name + "' has shape " + ShapeString(request_shape) +
-                           "; the model takes " + model.DescribeInputs() +
-                           (model.batching() ? " with a batch of 1 to " + std::to_string(model.config().max_batch_size)
-                                             : std::string()));
+    return InvalidArgument(
+        ModelPrefix(model) + "input '" + binding.name + "' has shape " + ShapeString(request_shape) +
+        "; the model takes " + model.DescribeInputs() +
+        (model.batching() ? " with a batch of 1 to " + std::to_string(model.config().max_batch_size) : std::string()));
   }
   *rows = model.batching() ? request_shape[0] : 1;
-  const uint64_t expected_bytes = model.batching() ? static_cast<uint64_t>(*rows) * binding.row_bytes : binding.model_bytes;
+  const uint64_t expected_bytes =
+      model.batching() ? static_cast<uint64_t>(*rows) * binding.row_bytes : binding.model_bytes;
   if (byte_size != expected_bytes) {
     return InvalidArgument(ModelPrefix(model) + "input '" + binding.name + "' carries " + std::to_string(byte_size) +
                            " bytes; its shape " + ShapeString(request_shape) + " needs " +
@@ -58,9 +59,9 @@ Status ReadInput(const ModelState& model, const TensorBinding& binding, TRITONBA
   for (uint32_t b = 0; b < buffer_count; ++b) {
     BufferSegment segment;
     const void* data = nullptr;
-    SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_InputBuffer(input, b, &data, &segment.size,
-                                                                    &segment.memory_type, &segment.memory_type_id),
-                                          "TRITONBACKEND_InputBuffer"));
+    SORUN_RETURN_IF_ERROR(FromTritonError(
+        TRITONBACKEND_InputBuffer(input, b, &data, &segment.size, &segment.memory_type, &segment.memory_type_id),
+        "TRITONBACKEND_InputBuffer"));
     segment.data = static_cast<char*>(const_cast<void*>(data));
     total += segment.size;
     if (segment.size > 0) segments->push_back(segment);
@@ -78,8 +79,8 @@ Status ReadInputs(const ModelState& model, PendingRequest& pending) {
       FromTritonError(TRITONBACKEND_RequestInputCount(pending.request, &count), "TRITONBACKEND_RequestInputCount"));
   for (uint32_t i = 0; i < count; ++i) {
     const char* name = nullptr;
-    SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_RequestInputName(pending.request, i, &name),
-                                          "TRITONBACKEND_RequestInputName"));
+    SORUN_RETURN_IF_ERROR(
+        FromTritonError(TRITONBACKEND_RequestInputName(pending.request, i, &name), "TRITONBACKEND_RequestInputName"));
     if (model.FindInput(name) == nullptr) {
       return InvalidArgument(ModelPrefix(model) + "unknown input '" + std::string(name) + "'; the model takes " +
                              model.DescribeInputs());
@@ -108,8 +109,8 @@ Status CreateOutputs(const ModelState& model, PendingRequest& pending) {
       FromTritonError(TRITONBACKEND_RequestOutputCount(pending.request, &count), "TRITONBACKEND_RequestOutputCount"));
   for (uint32_t i = 0; i < count; ++i) {
     const char* name = nullptr;
-    SORUN_RETURN_IF_ERROR(FromTritonError(TRITONBACKEND_RequestOutputName(pending.request, i, &name),
-                                          "TRITONBACKEND_RequestOutputName"));
+    SORUN_RETURN_IF_ERROR(
+        FromTritonError(TRITONBACKEND_RequestOutputName(pending.request, i, &name), "TRITONBACKEND_RequestOutputName"));
     const TensorBinding* binding = model.FindOutput(name);
     if (binding == nullptr) {
       return InvalidArgument(ModelPrefix(model) + "unknown output '" + std::string(name) + "'");
@@ -123,10 +124,10 @@ Status CreateOutputs(const ModelState& model, PendingRequest& pending) {
       bytes = static_cast<uint64_t>(pending.rows) * binding->row_bytes;
     }
     TRITONBACKEND_Output* output = nullptr;
-    SORUN_RETURN_IF_ERROR(FromTritonError(
-        TRITONBACKEND_ResponseOutput(pending.response, &output, name, binding->triton_dtype, shape.data(),
-                                     static_cast<uint32_t>(shape.size())),
-        "TRITONBACKEND_ResponseOutput"));
+    SORUN_RETURN_IF_ERROR(
+        FromTritonError(TRITONBACKEND_ResponseOutput(pending.response, &output, name, binding->triton_dtype,
+                                                     shape.data(), static_cast<uint32_t>(shape.size())),
+                        "TRITONBACKEND_ResponseOutput"));
     void* buffer = nullptr;
     target.buffer.memory_type = TRITONSERVER_MEMORY_CPU;
     target.buffer.memory_type_id = 0;
@@ -152,8 +153,8 @@ DLDevice DeviceOf(const BufferSegment& segment) {
 bool IsHostMemory(const BufferSegment& segment) { return segment.memory_type != TRITONSERVER_MEMORY_GPU; }
 
 void PrepareRequest(const ModelState& model, PendingRequest& pending) {
-  pending.status = FromTritonError(TRITONBACKEND_ResponseNew(&pending.response, pending.request),
-                                   "TRITONBACKEND_ResponseNew");
+  pending.status =
+      FromTritonError(TRITONBACKEND_ResponseNew(&pending.response, pending.request), "TRITONBACKEND_ResponseNew");
   if (!pending.status.ok()) {
     pending.response = nullptr;
     LogError(ModelPrefix(model) + "cannot create a response: " + pending.status.message());

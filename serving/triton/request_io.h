@@ -36,13 +36,13 @@ struct OutputTarget {
 
 struct PendingRequest {
   TRITONBACKEND_Request* request = nullptr;
-  TRITONBACKEND_Response* response = nullptr;  // null once sent, or when it could not be created
-  int64_t rows = 1;                             // batch rows (1 without batching)
-  int64_t first_row = 0;                        // position of the first row in the execute call's batch
+  TRITONBACKEND_Response* response = nullptr;      // null once sent, or when it could not be created
+  int64_t rows = 1;                                // batch rows (1 without batching)
+  int64_t first_row = 0;                           // position of the first row in the execute call's batch
   std::vector<std::vector<BufferSegment>> inputs;  // per model_state.inputs() binding
-  std::vector<OutputTarget> outputs;              // the outputs the client asked for
-  Status status;                                  // the first error; sent in the response
-  bool cancelled = false;                         // the client cancelled the request
+  std::vector<OutputTarget> outputs;               // the outputs the client asked for
+  Status status;                                   // the first error; sent in the response
+  bool cancelled = false;                          // the client cancelled the request
   bool ok() const { return status.ok() && !cancelled; }
 };
 

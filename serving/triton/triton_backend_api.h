@@ -99,9 +99,7 @@ typedef enum tritonserver_responsecompleteflag_enum {
   TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
 } TRITONSERVER_ResponseCompleteFlag;
 
-typedef enum TRITONBACKEND_artifacttype_enum {
-  TRITONBACKEND_ARTIFACT_FILESYSTEM
-} TRITONBACKEND_ArtifactType;
+typedef enum TRITONBACKEND_artifacttype_enum { TRITONBACKEND_ARTIFACT_FILESYSTEM } TRITONBACKEND_ArtifactType;
 
 // --- Errors, messages, logging (tritonserver.h)
 TRITONSERVER_Error* TRITONSERVER_ErrorNew(TRITONSERVER_Error_Code code, const char* msg);
@@ -122,17 +120,15 @@ TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel level, const c
 // --- Backend (tritonbackend.h)
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(uint32_t* major, uint32_t* minor);
 TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, const char** name);
-TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend* backend,
-                                                TRITONSERVER_Message** backend_config);
+TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend* backend, TRITONSERVER_Message** backend_config);
 TRITONSERVER_Error* TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
-    TRITONBACKEND_BackendAttribute* backend_attributes, const TRITONSERVER_InstanceGroupKind kind,
-    const uint64_t count, const uint64_t* device_ids, const uint64_t id_count);
+    TRITONBACKEND_BackendAttribute* backend_attributes, const TRITONSERVER_InstanceGroupKind kind, const uint64_t count,
+    const uint64_t* device_ids, const uint64_t id_count);
 
 // --- Model
 TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model* model, const char** name);
 TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model, uint64_t* version);
-TRITONSERVER_Error* TRITONBACKEND_ModelRepository(TRITONBACKEND_Model* model,
-                                                  TRITONBACKEND_ArtifactType* artifact_type,
+TRITONSERVER_Error* TRITONBACKEND_ModelRepository(TRITONBACKEND_Model* model, TRITONBACKEND_ArtifactType* artifact_type,
                                                   const char** location);
 TRITONSERVER_Error* TRITONBACKEND_ModelConfig(TRITONBACKEND_Model* model, const uint32_t config_version,
                                               TRITONSERVER_Message** model_config);
@@ -158,12 +154,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportStatistics(TRITONBACKEND_Mo
                                                                 const uint64_t compute_start_ns,
                                                                 const uint64_t compute_end_ns,
                                                                 const uint64_t exec_end_ns);
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(TRITONBACKEND_ModelInstance* instance,
-                                                                     const uint64_t batch_size,
-                                                                     const uint64_t exec_start_ns,
-                                                                     const uint64_t compute_start_ns,
-                                                                     const uint64_t compute_end_ns,
-                                                                     const uint64_t exec_end_ns);
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(
+    TRITONBACKEND_ModelInstance* instance, const uint64_t batch_size, const uint64_t exec_start_ns,
+    const uint64_t compute_start_ns, const uint64_t compute_end_ns, const uint64_t exec_end_ns);
 
 // --- Requests and their inputs
 TRITONSERVER_Error* TRITONBACKEND_RequestId(TRITONBACKEND_Request* request, const char** id);
@@ -179,8 +172,7 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* reque
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags);
 TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, const char** name,
                                                   TRITONSERVER_DataType* datatype, const int64_t** shape,
-                                                  uint32_t* dims_count, uint64_t* byte_size,
-                                                  uint32_t* buffer_count);
+                                                  uint32_t* dims_count, uint64_t* byte_size, uint32_t* buffer_count);
 TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, const uint32_t index, const void** buffer,
                                               uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
                                               int64_t* memory_type_id);

@@ -16,23 +16,12 @@ TRITONSERVER_Error* ToTritonError(const Status& status) {
   if (status.ok()) return nullptr;
   TRITONSERVER_Error_Code code = TRITONSERVER_ERROR_INTERNAL;
   switch (status.code()) {
-    case StatusCode::kInvalidArgument:
-      code = TRITONSERVER_ERROR_INVALID_ARG;
-      break;
-    case StatusCode::kNotFound:
-      code = TRITONSERVER_ERROR_NOT_FOUND;
-      break;
-    case StatusCode::kUnavailable:
-      code = TRITONSERVER_ERROR_UNAVAILABLE;
-      break;
-    case StatusCode::kUnimplemented:
-      code = TRITONSERVER_ERROR_UNSUPPORTED;
-      break;
-    case StatusCode::kAlreadyExists:
-      code = TRITONSERVER_ERROR_ALREADY_EXISTS;
-      break;
-    default:
-      break;
+    case StatusCode::kInvalidArgument: code = TRITONSERVER_ERROR_INVALID_ARG; break;
+    case StatusCode::kNotFound: code = TRITONSERVER_ERROR_NOT_FOUND; break;
+    case StatusCode::kUnavailable: code = TRITONSERVER_ERROR_UNAVAILABLE; break;
+    case StatusCode::kUnimplemented: code = TRITONSERVER_ERROR_UNSUPPORTED; break;
+    case StatusCode::kAlreadyExists: code = TRITONSERVER_ERROR_ALREADY_EXISTS; break;
+    default: break;
   }
   return TRITONSERVER_ErrorNew(code, status.message().c_str());
 }
@@ -44,16 +33,11 @@ Status FromTritonError(TRITONSERVER_Error* error, std::string_view call) {
   std::string message = std::string(call) + ": " + (text != nullptr ? text : "(no message)");
   TRITONSERVER_ErrorDelete(error);
   switch (triton_code) {
-    case TRITONSERVER_ERROR_INVALID_ARG:
-      return InvalidArgument(std::move(message));
-    case TRITONSERVER_ERROR_NOT_FOUND:
-      return NotFound(std::move(message));
-    case TRITONSERVER_ERROR_UNAVAILABLE:
-      return Unavailable(std::move(message));
-    case TRITONSERVER_ERROR_UNSUPPORTED:
-      return Unimplemented(std::move(message));
-    default:
-      return Internal(std::move(message));
+    case TRITONSERVER_ERROR_INVALID_ARG: return InvalidArgument(std::move(message));
+    case TRITONSERVER_ERROR_NOT_FOUND: return NotFound(std::move(message));
+    case TRITONSERVER_ERROR_UNAVAILABLE: return Unavailable(std::move(message));
+    case TRITONSERVER_ERROR_UNSUPPORTED: return Unimplemented(std::move(message));
+    default: return Internal(std::move(message));
   }
 }
 

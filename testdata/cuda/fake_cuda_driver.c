@@ -16,7 +16,7 @@
  * parameters inside live allocations. Declarations are written out here (no cuda.h needed).
  * Thread-safe (one lock); the current context is thread-local, as in the driver.
  */
-#define _POSIX_C_SOURCE 200112L  /* posix_memalign */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
 #include <pthread.h>
 #include <stdint.h>
@@ -141,7 +141,8 @@ static const struct {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
@@ -311,8 +312,8 @@ static const void* Find(const char* image, size_t n, const char* needle) {
   for (size_t i = 0; i + k <= n; ++i) {
     if (memcmp(image + i, needle, k) == 0) {
       char next = i + k < n ? image[i + k] : '\0';
-      int ident = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') ||
-                  next == '_';
+      int ident =
+          (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') || next == '_';
       if (!ident) return image + i;
     }
   }
@@ -356,12 +357,15 @@ CUresult cuModuleLoadDataEx(CUmod_st** module, const void* image, unsigned int n
   char* log = NULL;
   size_t log_size = 0;
   for (unsigned i = 0; i < num_options; ++i) {
-    if (options[i] == 5) log = (char*)option_values[i];                          /* CU_JIT_ERROR_LOG_BUFFER */
-    if (options[i] == 6) log_size = (size_t)(uintptr_t)option_values[i];        /* ..._SIZE_BYTES */
+    if (options[i] == 5) log = (char*)option_values[i];                  /* CU_JIT_ERROR_LOG_BUFFER */
+    if (options[i] == 6) log_size = (size_t)(uintptr_t)option_values[i]; /* ..._SIZE_BYTES */
   }
   const unsigned char* bytes = (const unsigned char*)image;
   size_t size = 0;
-  if (memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+  if (memcmp(bytes,
+             "\x7f"
+             "ELF",
+             4) == 0) {
     /* cubin: ELF64 header, e_flags at byte 48; the SM is bits 8..15 (ABI version >= 8) or 0..7. */
     uint32_t flags;
     memcpy(&flags, bytes + 48, 4);
@@ -463,7 +467,8 @@ CUresult cuLaunchKernel(CUfunc_st* f, unsigned gx, unsigned gy, unsigned gz, uns
       float* c = PARAM(float*, 2);
       int32_t n = PARAM(int32_t, 3);
       uint64_t count = (uint64_t)(n < 0 ? 0 : n) < nx ? (uint64_t)(n < 0 ? 0 : n) : nx;
-      if (count && (!Valid(a, count * 4) || !Valid(b, count * 4) || !Valid(c, count * 4))) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      if (count && (!Valid(a, count * 4) || !Valid(b, count * 4) || !Valid(c, count * 4)))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
       for (uint64_t i = 0; i < count; ++i) c[i] = a[i] + b[i];
       return CUDA_SUCCESS;
     }
@@ -502,7 +507,6 @@ CUresult cuLaunchKernel(CUfunc_st* f, unsigned gx, unsigned gy, unsigned gz, uns
       for (uint64_t t = 0; t < nx * ny * gz * bz; ++t) *out = (*state)++;
       return CUDA_SUCCESS;
     }
-    default:
-      return CUDA_ERROR_INVALID_HANDLE;
+    default: return CUDA_ERROR_INVALID_HANDLE;
   }
 }

@@ -22,10 +22,10 @@ __attribute__((weak)) int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEn
 /* LLVM form of the entry-point marker: a string naming the entry function. */
 const char __tvm_main__[] = "add_one";
 
-#define EXPECT_ARGS(n, name)                                            \
-  if (num_args != (n)) {                                                \
-    __TVMAPISetLastError(name ": num_args should be " #n);              \
-    return -1;                                                          \
+#define EXPECT_ARGS(n, name)                               \
+  if (num_args != (n)) {                                   \
+    __TVMAPISetLastError(name ": num_args should be " #n); \
+    return -1;                                             \
   }
 
 static int64_t NumElements(const DLTensor* t) {
@@ -78,8 +78,8 @@ int always_fails(TVMValue* args, int* type_codes, int num_args, TVMValue* out_re
 
 /* Reverses a float32 tensor through 3 workspace buffers allocated and freed LIFO (and one freed out
  * of order), checking each is 64-byte aligned. */
-int workspace_reverse(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
-                      int* out_ret_tcode, void* resource_handle) {
+int workspace_reverse(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
+                      void* resource_handle) {
   EXPECT_ARGS(2, "workspace_reverse");
   const DLTensor* in = (const DLTensor*)args[0].v_handle;
   DLTensor* out = (DLTensor*)args[1].v_handle;
@@ -128,8 +128,8 @@ static int ParallelBody(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   return 0;
 }
 
-int parallel_two_phase(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
-                       int* out_ret_tcode, void* resource_handle) {
+int parallel_two_phase(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
+                       void* resource_handle) {
   EXPECT_ARGS(4, "parallel_two_phase");
   const DLTensor* in = (const DLTensor*)args[0].v_handle;
   DLTensor* out = (DLTensor*)args[1].v_handle;
@@ -154,8 +154,8 @@ static int RecordNumTask(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   return 0;
 }
 
-int parallel_default_tasks(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
-                           int* out_ret_tcode, void* resource_handle) {
+int parallel_default_tasks(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
+                           void* resource_handle) {
   EXPECT_ARGS(1, "parallel_default_tasks");
   DLTensor* out = (DLTensor*)args[0].v_handle;
   return __TVMBackendParallelLaunch(RecordNumTask, out->data, 0);
@@ -206,8 +206,8 @@ int call_from_env(TVMValue* args, int* type_codes, int num_args, TVMValue* out_r
 
 /* ---- TVM `c` target style: the runtime is called by plain name. ---- */
 
-int c_style_workspace_fill(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value,
-                           int* out_ret_tcode, void* resource_handle) {
+int c_style_workspace_fill(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
+                           void* resource_handle) {
   if (num_args != 1) {
     TVMAPISetLastError("c_style_workspace_fill: num_args should be 1");
     return -1;

@@ -9,8 +9,8 @@
  * Layouts follow TVM: dense weights [units, in_features]; conv2d NCHW input, OIHW weights.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/c_runtime_api.h"
@@ -24,7 +24,7 @@ __attribute__((weak)) int (*__TVMBackendFreeWorkspace)(int, int, void*) = NULL;
 __attribute__((weak)) int (*__TVMBackendParallelLaunch)(FTVMParallelLambda, void*, int) = NULL;
 __attribute__((weak)) int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEnv*) = NULL;
 
-#define KERNEL(name)                                                                                  \
+#define KERNEL(name)                                                                                   \
   int name(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode, \
            void* resource_handle)
 
@@ -166,8 +166,8 @@ static int DenseTask(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
 
 static int Dense(const char* fn, DLTensor* xt, DLTensor* wt, DLTensor* bt, DLTensor* yt, int relu) {
   static __thread char msg[160];
-  if (xt->ndim != 2 || wt->ndim != 2 || yt->ndim != 2 || wt->shape[1] != xt->shape[1] ||
-      yt->shape[0] != xt->shape[0] || yt->shape[1] != wt->shape[0] || (bt && (bt->ndim != 1 || bt->shape[0] != wt->shape[0]))) {
+  if (xt->ndim != 2 || wt->ndim != 2 || yt->ndim != 2 || wt->shape[1] != xt->shape[1] || yt->shape[0] != xt->shape[0] ||
+      yt->shape[1] != wt->shape[0] || (bt && (bt->ndim != 1 || bt->shape[0] != wt->shape[0]))) {
     snprintf(msg, sizeof(msg), "%s: shape mismatch (x [N,K], w [M,K], b [M], y [N,M])", fn);
     return Fail(msg);
   }

@@ -29,7 +29,8 @@ Array Dense(const Array& x, const Array& w, const Array* bias) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < m; ++j) {
       double acc = bias ? bias->data[static_cast<size_t>(j)] : 0.0;
-      for (int64_t p = 0; p < k; ++p) acc += x.data[static_cast<size_t>(i * k + p)] * w.data[static_cast<size_t>(j * k + p)];
+      for (int64_t p = 0; p < k; ++p)
+        acc += x.data[static_cast<size_t>(i * k + p)] * w.data[static_cast<size_t>(j * k + p)];
       y.data[static_cast<size_t>(i * m + j)] = acc;
     }
   }
@@ -40,7 +41,8 @@ Array BiasAdd(const Array& x, const Array& b) {
   Array y = x;
   int64_t c = x.shape[1], inner = 1;
   for (size_t i = 2; i < x.shape.size(); ++i) inner *= x.shape[i];
-  for (int64_t idx = 0; idx < x.size(); ++idx) y.data[static_cast<size_t>(idx)] += b.data[static_cast<size_t>((idx / inner) % c)];
+  for (int64_t idx = 0; idx < x.size(); ++idx)
+    y.data[static_cast<size_t>(idx)] += b.data[static_cast<size_t>((idx / inner) % c)];
   return y;
 }
 

@@ -30,7 +30,7 @@ Array Add(const Array& a, const Array& b);
 Array Conv2D(const Array& x, const Array& w, int64_t stride, int64_t pad);
 Array MaxPool2D(const Array& x, int64_t window);
 Array GlobalAvgPool2D(const Array& x);  // -> [N, C, 1, 1]
-Array Softmax(const Array& x);           // over the last axis
+Array Softmax(const Array& x);          // over the last axis
 Array Reshape(const Array& x, std::vector<int64_t> shape);
 
 // Largest |a - b| / max(1, |b|) over all elements (sizes must match).

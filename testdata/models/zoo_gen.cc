@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_builder.h"
-#include "format/binary_writer.h"
-#include "runtime/data_type.h"
 #include "base/file_util.h"
+#include "format/binary_writer.h"
+#include "graph_executor/graph_builder.h"
+#include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "testdata/models/reference_ops.h"
 #include "tools/npy.h"
@@ -121,8 +121,8 @@ Model Cnn() {
   ref::Array w2 = AddParam(m, rng, "conv2_w", {16, 6, 5, 5}, Fan(150));
   ref::Array b2 = AddParam(m, rng, "conv2_b", {16}, 0.1f);
   int c2 = m.graph.Op("sorun_conv2d_bias_relu_nchw",
-                      {p1, m.graph.Input("conv2_w", {16, 6, 5, 5}), m.graph.Input("conv2_b", {16})},
-                      {1, 16, 10, 10}, Float32(), "conv2");
+                      {p1, m.graph.Input("conv2_w", {16, 6, 5, 5}), m.graph.Input("conv2_b", {16})}, {1, 16, 10, 10},
+                      Float32(), "conv2");
   v = ref::Relu(ref::BiasAdd(ref::Conv2D(v, w2, 1, 0), b2));
   int p2 = m.graph.Op("sorun_max_pool2d", {c2}, {1, 16, 5, 5}, Float32(), "pool2");
   v = ref::MaxPool2D(v, 2);
@@ -151,8 +151,8 @@ Model ResBlock() {
   ref::Array v = ref::Relu(ref::BiasAdd(ref::Conv2D(in, w1, 1, 1), b1));
   ref::Array w2 = AddParam(m, rng, "conv2_w", {8, 8, 3, 3}, Fan(72));
   ref::Array b2 = AddParam(m, rng, "conv2_b", {8}, 0.1f);
-  int c2 = m.graph.Op("sorun_conv2d_nchw", {c1, m.graph.Input("conv2_w", {8, 8, 3, 3})}, {1, 8, 16, 16}, Float32(),
-                      "conv2");
+  int c2 =
+      m.graph.Op("sorun_conv2d_nchw", {c1, m.graph.Input("conv2_w", {8, 8, 3, 3})}, {1, 8, 16, 16}, Float32(), "conv2");
   int ba = m.graph.Op("sorun_bias_add", {c2, m.graph.Input("conv2_b", {8})}, {1, 8, 16, 16}, Float32(), "bias2");
   v = ref::BiasAdd(ref::Conv2D(v, w2, 1, 1), b2);
   int sum = m.graph.Op("sorun_add", {ba, x}, {1, 8, 16, 16}, Float32(), "residual");
@@ -170,7 +170,9 @@ Model ResBlock() {
 
 StatusOr<Model> Digits(const std::string& dir) {
   Model m;
-  auto load = [&](const std::string& name) -> StatusOr<Tensor> { return ReadNpyFile(dir + "/digits_" + name + ".npy"); };
+  auto load = [&](const std::string& name) -> StatusOr<Tensor> {
+    return ReadNpyFile(dir + "/digits_" + name + ".npy");
+  };
   SORUN_ASSIGN_OR_RETURN(Tensor w1, load("w1"));
   SORUN_ASSIGN_OR_RETURN(Tensor b1, load("b1"));
   SORUN_ASSIGN_OR_RETURN(Tensor w2, load("w2"));
@@ -205,8 +207,8 @@ Model ConvHeavy() {
     ref::Array w = AddParam(m, rng, name + "_w", {16, 16, 3, 3}, Fan(144));
     ref::Array b = AddParam(m, rng, name + "_b", {16}, 0.1f);
     x = m.graph.Op("sorun_conv2d_bias_relu_nchw",
-                   {x, m.graph.Input(name + "_w", {16, 16, 3, 3}), m.graph.Input(name + "_b", {16})},
-                   {1, 16, 48, 48}, Float32(), name);
+                   {x, m.graph.Input(name + "_w", {16, 16, 3, 3}), m.graph.Input(name + "_b", {16})}, {1, 16, 48, 48},
+                   Float32(), name);
     v = ref::Relu(ref::BiasAdd(ref::Conv2D(v, w, 1, 1), b));
   }
   int gap = m.graph.Op("sorun_global_avg_pool2d", {x}, {1, 16, 1, 1}, Float32(), "gap");

@@ -44,8 +44,7 @@ static int SetDevice(int device_id) {
 }
 
 /* Launches a kernel over n elements with 3 leading parameters: (p0, p1, p2, n). */
-static int Launch(TVMFunctionHandle kernel, TVMValue p0, int c0, TVMValue p1, int c1, TVMValue p2, int c2,
-                  int64_t n) {
+static int Launch(TVMFunctionHandle kernel, TVMValue p0, int c0, TVMValue p1, int c1, TVMValue p2, int c2, int64_t n) {
   TVMValue args[6];
   int codes[6] = {c0, c1, c2, kTVMArgInt, kTVMArgInt, kTVMArgInt};
   args[0] = p0;

@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "runtime/blob_loader.h"
-#include "runtime/c_runtime_api.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_devices.h"
 #include "backends/cuda/cuda_driver.h"
+#include "runtime/blob_loader.h"
+#include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"
@@ -114,7 +114,8 @@ TEST_F(NoDriverTest, DriverErrorNamesTheLibrary) {
 TEST_F(NoDriverTest, TensorOnCudaIsUnavailable) {
   auto t = Tensor::Empty({16}, Float32(), kCuda0);
   ExpectNoDriver(t.status());
-  EXPECT_TRUE(Contains(t.status().message(), "cannot allocate 64 bytes on cuda:0: no CUDA driver: libcuda.so.1 not found ("))
+  EXPECT_TRUE(
+      Contains(t.status().message(), "cannot allocate 64 bytes on cuda:0: no CUDA driver: libcuda.so.1 not found ("))
       << t.status().message();
 }
 

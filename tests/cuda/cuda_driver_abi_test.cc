@@ -18,7 +18,7 @@ template <typename A, typename B>
 constexpr bool CompatibleType() {
   if constexpr (std::is_same_v<A, B>) {
     return true;
-  } else if constexpr ((std::is_integral_v<A> || std::is_enum_v<A>) && (std::is_integral_v<B> || std::is_enum_v<B>)) {
+  } else if constexpr ((std::is_integral_v<A> || std::is_enum_v<A>)&&(std::is_integral_v<B> || std::is_enum_v<B>)) {
     return sizeof(A) == sizeof(B);
   } else if constexpr (std::is_pointer_v<A> && std::is_pointer_v<B>) {
     using PA = std::remove_pointer_t<A>;
@@ -44,8 +44,8 @@ struct SameAbi<R1 (*)(A1...), R2 (*)(A2...)> {
   static constexpr bool value = Check();
 };
 
-#define SORUN_CHECK_ENTRY_POINT(fn)                                                          \
-  static_assert(SameAbi<decltype(sc::CudaDriverApi::fn), decltype(&::fn)>::value,            \
+#define SORUN_CHECK_ENTRY_POINT(fn)                                               \
+  static_assert(SameAbi<decltype(sc::CudaDriverApi::fn), decltype(&::fn)>::value, \
                 "sorun's declaration of " #fn " does not match cuda.h")
 SORUN_CHECK_ENTRY_POINT(cuGetErrorName);
 SORUN_CHECK_ENTRY_POINT(cuGetErrorString);
@@ -94,8 +94,7 @@ static_assert(std::is_same_v<sc::CUdevice, ::CUdevice>);
 static_assert(std::is_same_v<sc::CUdeviceptr, ::CUdeviceptr>);
 static_assert(sizeof(sc::CUresult) == sizeof(::CUresult));
 
-#define SORUN_CHECK_VALUE(name) \
-  static_assert(sc::name == static_cast<int>(::name), #name " differs from cuda.h")
+#define SORUN_CHECK_VALUE(name) static_assert(sc::name == static_cast<int>(::name), #name " differs from cuda.h")
 SORUN_CHECK_VALUE(CUDA_SUCCESS);
 SORUN_CHECK_VALUE(CUDA_ERROR_INVALID_VALUE);
 SORUN_CHECK_VALUE(CUDA_ERROR_OUT_OF_MEMORY);

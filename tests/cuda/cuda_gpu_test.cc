@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/c_runtime_api.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_devices.h"
 #include "backends/cuda/cuda_module.h"
+#include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"
@@ -132,7 +132,8 @@ class CudaKernelTest : public CudaGpuTest, public ::testing::WithParamInterface<
     CudaGpuTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     const ImageCase& c = GetParam();
-    if (c.sm[0] != '\0' && info_.sm() != c.sm) GTEST_SKIP() << c.file << " runs on " << c.sm << " only, not " << info_.sm();
+    if (c.sm[0] != '\0' && info_.sm() != c.sm)
+      GTEST_SKIP() << c.file << " runs on " << c.sm << " only, not " << info_.sm();
     module_ = Load(c.fmt, c.file);
     ASSERT_TRUE(module_.defined());
   }
@@ -376,7 +377,8 @@ TEST_F(CudaGpuTest, LaunchErrorsNameTheKernel) {
   r = m->GetFunction("zz_missing_kernel")(d);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(Contains(r.status().message(), "kernel zz_missing_kernel is not in the code image")) << r.status().message();
+  EXPECT_TRUE(Contains(r.status().message(), "kernel zz_missing_kernel is not in the code image"))
+      << r.status().message();
   SyncDevice();  // the context is still healthy
 }
 

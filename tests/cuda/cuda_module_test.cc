@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "format/binary_reader.h"
-#include "runtime/blob_loader.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_devices.h"
+#include "format/binary_reader.h"
+#include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
 #include "runtime/library_module.h"
 #include "runtime/tensor.h"
@@ -74,7 +74,10 @@ class CudaModuleTest : public ::testing::TestWithParam<ImageCase> {
   static std::string Image(const ImageCase& c) {
     if (!HaveTestKernelImages()) {
       return std::string(c.fmt) == "ptx" ? std::string("//\n.version 8.0\n.target sm_80\n")
-                                         : std::string("\x7f" "ELF stand-in image\0\x01\x02", 23);
+                                         : std::string(
+                                               "\x7f"
+                                               "ELF stand-in image\0\x01\x02",
+                                               23);
     }
     return testing::ReadFileOrDie(TestKernelImagePath(c.file));
   }
@@ -112,7 +115,8 @@ TEST_P(CudaModuleTest, BlobRoundTripIsByteIdentical) {
 INSTANTIATE_TEST_SUITE_P(AllFormats, CudaModuleTest, ::testing::ValuesIn(kImages),
                          [](const ::testing::TestParamInfo<ImageCase>& info) {
                            std::string name = std::string(info.param.fmt) + "_" + info.param.file;
-                           std::replace_if(name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
+                           std::replace_if(
+                               name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
                            return name;
                          });
 
@@ -207,7 +211,8 @@ TEST_F(CudaPayloadTest, WithoutDriverKernelCallsSayNoCudaDriver) {
   auto r = vector_add(nullptr, nullptr, nullptr, 16, 1, 16);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-  EXPECT_TRUE(Contains(r.status().message(), "CUDA launch of kernel vector_add failed: no CUDA driver: libcuda.so.1 not found ("))
+  EXPECT_TRUE(Contains(r.status().message(),
+                       "CUDA launch of kernel vector_add failed: no CUDA driver: libcuda.so.1 not found ("))
       << r.status().message();
   auto barrier = module->GetFunction("__tvm_prepare_global_barrier")();
   ASSERT_FALSE(barrier.ok());

@@ -38,10 +38,10 @@ std::vector<std::pair<std::string, FunctionInfo>> TestKernelFunctions() {
        MakeFunctionInfo({HandleType(), HandleType(), Int32(), Int32(), Float32(), Int64(), MakeDType(kDLFloat, 64)},
                         {"blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.y"})},
       {"barrier_probe", MakeFunctionInfo({HandleType()}, {})},
-      {"reverse_dyn_smem",
-       MakeFunctionInfo({HandleType(), HandleType(), Int32()},
-                        {"blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"})},
-      {"vector_add", MakeFunctionInfo({HandleType(), HandleType(), HandleType(), Int32()}, {"blockIdx.x", "threadIdx.x"})},
+      {"reverse_dyn_smem", MakeFunctionInfo({HandleType(), HandleType(), Int32()},
+                                            {"blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"})},
+      {"vector_add",
+       MakeFunctionInfo({HandleType(), HandleType(), HandleType(), Int32()}, {"blockIdx.x", "threadIdx.x"})},
   };
 }
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "backends/device_module_payload.h"
-#include "runtime/module.h"
 #include "base/status.h"
+#include "runtime/module.h"
 
 namespace sorun {
 namespace testing {

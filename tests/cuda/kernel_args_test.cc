@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/data_type.h"
 #include "backends/device_module_payload.h"
+#include "runtime/data_type.h"
 #include "tests/cuda/cuda_test_kernels.h"
 
 namespace sorun {
@@ -57,7 +57,8 @@ T Read(const KernelArgs& args, size_t i) {
 }
 
 TEST(MarshalKernelArgsTest, NarrowsScalarsAndPassesPointersByAddress) {
-  FunctionInfo info = MakeFunctionInfo({HandleType(), Int32(), UInt32(), Float32(), Int64(), Float64()}, {"blockIdx.x"});
+  FunctionInfo info =
+      MakeFunctionInfo({HandleType(), Int32(), UInt32(), Float32(), Int64(), Float64()}, {"blockIdx.x"});
   void* device_ptr = reinterpret_cast<void*>(uintptr_t{0x7f0000001000});
   Args a;
   a.Handle(device_ptr).Int(-7).Int(4000000000LL).Float(1.5).Int(int64_t{1} << 40).Float(-2.25).Int(16);
@@ -78,7 +79,16 @@ TEST(MarshalKernelArgsTest, NarrowsScalarsAndPassesPointersByAddress) {
 TEST(MarshalKernelArgsTest, SmallIntegersBoolsAndIntsForFloats) {
   FunctionInfo info = MakeFunctionInfo({MakeDType(kDLInt, 8), MakeDType(kDLUInt, 16), Int32(), Float32()}, {});
   Args a;
-  a.Int(-1).Int(65535).Push([] { TVMValue v; v.v_int64 = 1; return v; }(), kTVMArgBool).Int(3);
+  a.Int(-1)
+      .Int(65535)
+      .Push(
+          [] {
+            TVMValue v;
+            v.v_int64 = 1;
+            return v;
+          }(),
+          kTVMArgBool)
+      .Int(3);
   KernelArgs out;
   Status s = MarshalKernelArgs("k", info, a.values.data(), a.codes.data(), a.size(), &out);
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -128,7 +138,8 @@ TEST(MarshalKernelArgsTest, NullAndTensorHandles) {
 }
 
 TEST(MarshalKernelArgsTest, WrongCountsAreRejected) {
-  FunctionInfo info = MakeFunctionInfo({HandleType(), Int32()}, {"blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"});
+  FunctionInfo info =
+      MakeFunctionInfo({HandleType(), Int32()}, {"blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"});
   KernelArgs out;
   Args too_few;
   too_few.Handle(nullptr).Int(1).Int(1).Int(1);
@@ -158,10 +169,14 @@ TEST(MarshalKernelArgsTest, WrongArgumentTypesAreRejected) {
   TVMValue str;
   str.v_str = "hello";
   std::vector<Case> cases;
-  cases.push_back({Args().Int(5).Int(1).Float(1), "kernel 'k' argument 0: expected a device pointer (handle), got int"});
-  cases.push_back({Args().Handle(nullptr).Float(1.0).Float(1), "kernel 'k' argument 1: expected int for int32, got float"});
-  cases.push_back({Args().Handle(nullptr).Int(1).Push(str, kTVMStr), "kernel 'k' argument 2: expected float for float32"});
-  cases.push_back({Args().Handle(nullptr).Int(int64_t{1} << 33).Float(1), "argument 1: value 8589934592 does not fit int32"});
+  cases.push_back(
+      {Args().Int(5).Int(1).Float(1), "kernel 'k' argument 0: expected a device pointer (handle), got int"});
+  cases.push_back(
+      {Args().Handle(nullptr).Float(1.0).Float(1), "kernel 'k' argument 1: expected int for int32, got float"});
+  cases.push_back(
+      {Args().Handle(nullptr).Int(1).Push(str, kTVMStr), "kernel 'k' argument 2: expected float for float32"});
+  cases.push_back(
+      {Args().Handle(nullptr).Int(int64_t{1} << 33).Float(1), "argument 1: value 8589934592 does not fit int32"});
   cases.push_back({Args().Handle(nullptr).Int(-(int64_t{1} << 31) - 1).Float(1), "does not fit int32"});
   for (const Case& c : cases) {
     Status s = MarshalKernelArgs("k", info, c.args.values.data(), c.args.codes.data(), c.args.size(), &out);
@@ -173,8 +188,8 @@ TEST(MarshalKernelArgsTest, WrongArgumentTypesAreRejected) {
 
 TEST(MarshalKernelArgsTest, UnsupportedParameterTypes) {
   KernelArgs out;
-  for (DLDataType type : {MakeDType(kDLFloat, 16), MakeDType(kDLFloat, 32, 4), MakeDType(kDLUInt, 1),
-                          MakeDType(kDLBfloat, 16)}) {
+  for (DLDataType type :
+       {MakeDType(kDLFloat, 16), MakeDType(kDLFloat, 32, 4), MakeDType(kDLUInt, 1), MakeDType(kDLBfloat, 16)}) {
     FunctionInfo info = MakeFunctionInfo({type}, {});
     Args a;
     a.Float(1.0);
@@ -192,8 +207,8 @@ TEST(MarshalKernelArgsTest, ReusedArgsShrinkAndRepoint) {
   KernelArgs out;
   Args big;
   big.Int(1).Int(2).Int(3);
-  ASSERT_TRUE(MarshalKernelArgs("k", MakeFunctionInfo({Int32(), Int32(), Int32()}, {}), big.values.data(), big.codes.data(),
-                                big.size(), &out)
+  ASSERT_TRUE(MarshalKernelArgs("k", MakeFunctionInfo({Int32(), Int32(), Int32()}, {}), big.values.data(),
+                                big.codes.data(), big.size(), &out)
                   .ok());
   Args none;
   ASSERT_TRUE(MarshalKernelArgs("k", MakeFunctionInfo({}, {}), none.values.data(), none.codes.data(), 0, &out).ok());
@@ -207,8 +222,7 @@ StatusOr<LaunchDims> Dims(const std::vector<std::string>& tags, const Args& laun
   FunctionInfo info = MakeFunctionInfo(std::vector<DLDataType>(num_params, Int32()), tags);
   auto config = LaunchConfig::FromFunctionInfo("k", info);
   if (!config.ok()) return config.status();
-  return ExtractLaunchDims("k", *config, launch_values.values.data(), launch_values.codes.data(),
-                           launch_values.size());
+  return ExtractLaunchDims("k", *config, launch_values.values.data(), launch_values.codes.data(), launch_values.size());
 }
 
 TEST(LaunchDimsTest, TwoDimensionalGridAndBlock) {

@@ -26,8 +26,7 @@ class DeviceConformanceTest : public ::testing::TestWithParam<DLDeviceType> {
     Status present = CheckDeviceExists(device_);
     if (!present.ok()) {
       auto why = api_->Describe(0);
-      GTEST_SKIP() << DeviceToString(device_) << " absent: "
-                   << (why.ok() ? present.message() : why.status().message());
+      GTEST_SKIP() << DeviceToString(device_) << " absent: " << (why.ok() ? present.message() : why.status().message());
     }
   }
   DLDevice device_;

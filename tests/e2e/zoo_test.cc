@@ -4,17 +4,17 @@
 // |actual - expected| / max(1, |expected|) <= 1e-4 (float32 kernels vs double reference).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <thread>
 
 #include "api/model_loading.h"
-#include "runtime/device_api.h"
-#include "base/file_util.h"
 #include "backends/opencl/opencl_module.h"
+#include "base/file_util.h"
 #include "packer/exporter.h"
+#include "runtime/device_api.h"
 #include "tests/util/test_util.h"
 #include "tools/npy.h"
 
@@ -88,25 +88,26 @@ TEST_P(ZooTest, ThreeFilePathGivesTheSameOutput) {
   const Case& c = GetParam();
   if (c.model == "mlp_opencl" && !OpenclPresent()) GTEST_SKIP() << "no OpenCL platform";
   // The three-file deployment: graph JSON + a plain kernel library + the params file.
-  std::string lib = c.model == "mlp_opencl" ? "testdata/kernels/libnn_opencl_kernels.so" : "testdata/kernels/libnn_kernels.so";
+  std::string lib =
+      c.model == "mlp_opencl" ? "testdata/kernels/libnn_opencl_kernels.so" : "testdata/kernels/libnn_kernels.so";
   if (c.model == "mlp_opencl") {
     // The plain library has no OpenCL module: use the packed library as the kernel library instead
     // (the graph and params still come from the side files).
     lib = "testdata/models/mlp_opencl.so";
   }
-  auto exec = CreateExecutorFromFiles(ModelPath(c.model + ".json"), testing::Runfile(lib), ModelPath(c.model + ".params"),
-                                      c.devices);
+  auto exec = CreateExecutorFromFiles(ModelPath(c.model + ".json"), testing::Runfile(lib),
+                                      ModelPath(c.model + ".params"), c.devices);
   ASSERT_TRUE(exec.ok()) << exec.status().ToString();
   Tensor out = RunSample(**exec, c.model);
   EXPECT_LE(MaxError(out, Npy(c.model + "_expected.npy")), kTolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Zoo, ZooTest,
-    ::testing::Values(Case{"mlp", {CpuDevice()}}, Case{"cnn", {CpuDevice()}}, Case{"resblock", {CpuDevice()}},
-                      Case{"digits", {CpuDevice()}}, Case{"conv_heavy", {CpuDevice()}},
-                      Case{"mlp_opencl", {CpuDevice(), DLDevice{kDLOpenCL, 0}}}),
-    [](const ::testing::TestParamInfo<Case>& info) { return info.param.model; });
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooTest,
+                         ::testing::Values(Case{"mlp", {CpuDevice()}}, Case{"cnn", {CpuDevice()}},
+                                           Case{"resblock", {CpuDevice()}}, Case{"digits", {CpuDevice()}},
+                                           Case{"conv_heavy", {CpuDevice()}},
+                                           Case{"mlp_opencl", {CpuDevice(), DLDevice{kDLOpenCL, 0}}}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.model; });
 
 TEST(ZooDeviceTest, OpenclModelWithOnlyTheAcceleratorNamedStillUsesTheHost) {
   ASSERT_TRUE(Initialize().ok());
@@ -154,10 +155,16 @@ TEST(ZooFormatTest, LegacyBlobWithoutImportTreeRunsThroughTheThreeFilePath) {
   FunctionInfo relu, add, dense;
   relu.arg_types = {MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64), Int32()};
   add.arg_types = {MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64), Int32()};
-  dense.arg_types = {MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64),
-                     MakeDType(kDTypeHandle, 64), Int32(), Int32(), Int32()};
+  dense.arg_types = {MakeDType(kDTypeHandle, 64),
+                     MakeDType(kDTypeHandle, 64),
+                     MakeDType(kDTypeHandle, 64),
+                     MakeDType(kDTypeHandle, 64),
+                     Int32(),
+                     Int32(),
+                     Int32()};
   for (FunctionInfo* f : {&relu, &add, &dense}) f->launch_param_tags = {"blockIdx.x", "threadIdx.x"};
-  cl.functions = {{"sorun_dev_add_kernel", add}, {"sorun_dev_dense_bias_kernel", dense}, {"sorun_dev_relu_kernel", relu}};
+  cl.functions = {
+      {"sorun_dev_add_kernel", add}, {"sorun_dev_dense_bias_kernel", dense}, {"sorun_dev_relu_kernel", relu}};
   BinaryWriter w;
   w.WriteU64(1);  // one module, no _import_tree
   w.WriteString("opencl");
@@ -165,7 +172,8 @@ TEST(ZooFormatTest, LegacyBlobWithoutImportTreeRunsThroughTheThreeFilePath) {
   std::string payload = w.bytes();
   std::string dir = testing::MakeTempDir("legacy");
   HostCode host;
-  host.files = {testing::Runfile("testdata/kernels/nn_kernels.c"), testing::Runfile("testdata/kernels/nn_device_host.c")};
+  host.files = {testing::Runfile("testdata/kernels/nn_kernels.c"),
+                testing::Runfile("testdata/kernels/nn_device_host.c")};
   host.compile_flags = {testing::KernelIncludeFlag(), "-std=c11", "-D_GNU_SOURCE", "-DSORUN_DEVICE_OPENCL"};
   ASSERT_TRUE(LinkLibraryWithBlob(&payload, {host}, dir + "/legacy_lib.so").ok());
   auto lib = Load(dir + "/legacy_lib.so");
@@ -173,8 +181,8 @@ TEST(ZooFormatTest, LegacyBlobWithoutImportTreeRunsThroughTheThreeFilePath) {
   EXPECT_STREQ(lib->type_key(), "library");
   ASSERT_EQ(lib->imports().size(), 1u);
   EXPECT_STREQ(lib->imports()[0].type_key(), "opencl");
-  auto exec = CreateExecutorFromFiles(ModelPath("mlp_opencl.json"), dir + "/legacy_lib.so", ModelPath("mlp_opencl.params"),
-                                      {CpuDevice(), DLDevice{kDLOpenCL, 0}});
+  auto exec = CreateExecutorFromFiles(ModelPath("mlp_opencl.json"), dir + "/legacy_lib.so",
+                                      ModelPath("mlp_opencl.params"), {CpuDevice(), DLDevice{kDLOpenCL, 0}});
   ASSERT_TRUE(exec.ok()) << exec.status().ToString();
   EXPECT_LE(MaxError(RunSample(**exec, "mlp_opencl"), Npy("mlp_opencl_expected.npy")), kTolerance);
 }

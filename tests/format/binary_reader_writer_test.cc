@@ -116,8 +116,9 @@ TEST(BinaryIoTest, DeviceTypesOutsideDLDeviceTypeAreRejected) {
     DLDevice dev;
     Status s = r.ReadDevice(&dev);
     EXPECT_EQ(s.code(), StatusCode::kDataLoss) << type;
-    EXPECT_NE(s.message().find("test blob byte 100: device type " + std::to_string(type) + " is not a DLPack device type"),
-              std::string::npos)
+    EXPECT_NE(
+        s.message().find("test blob byte 100: device type " + std::to_string(type) + " is not a DLPack device type"),
+        std::string::npos)
         << s.message();
   }
   BinaryWriter w;

@@ -56,7 +56,8 @@ std::vector<std::string> DictTokens(const std::string& target) {
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     size_t q = line.find('"');
-    if (line.empty() || line[0] == '#' || q == std::string::npos || line.back() != '"' || q + 1 >= line.size()) continue;
+    if (line.empty() || line[0] == '#' || q == std::string::npos || line.back() != '"' || q + 1 >= line.size())
+      continue;
     std::string raw = line.substr(q + 1, line.size() - q - 2), token;
     for (size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] == '\\' && i + 3 < raw.size() && raw[i + 1] == 'x') {
@@ -114,7 +115,8 @@ TEST_P(FuzzRegressionTest, MutatedSeedsRunClean) {
           mutant[at] = static_cast<char>(std::vector<uint8_t>{0, 1, 0x7f, 0x80, 0xff}[rng() % 5]);
           break;
         case 2:  // overwrite 8 bytes with a large little-endian count
-          for (size_t i = 0; i < 8 && at + i < mutant.size(); ++i) mutant[at + i] = static_cast<char>(i == 0 ? 0xf0 : i < 4 ? 0xff : 0);
+          for (size_t i = 0; i < 8 && at + i < mutant.size(); ++i)
+            mutant[at + i] = static_cast<char>(i == 0 ? 0xf0 : i < 4 ? 0xff : 0);
           break;
         default:  // insert a dictionary token
           if (!tokens.empty()) mutant.insert(at, tokens[rng() % tokens.size()]);

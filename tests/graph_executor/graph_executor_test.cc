@@ -11,11 +11,11 @@
 #include <random>
 #include <thread>
 
+#include "format/binary_writer.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/graph_executor_module.h"
 #include "graph_executor/register.h"
-#include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
@@ -268,7 +268,8 @@ TEST(GraphExecutorTest, ErrorsNameInputsNodesAndKernels) {
   GraphBuilder b;
   int in = b.Input("in", {4});
   b.Output(b.Op("no_such_kernel", {in}, {4}, Float32(), "mystery"));
-  auto missing = GraphExecutor::Create(std::make_shared<const GraphSpec>(*b.Build()), Kernels(), {CpuDevice()}, nullptr);
+  auto missing =
+      GraphExecutor::Create(std::make_shared<const GraphSpec>(*b.Build()), Kernels(), {CpuDevice()}, nullptr);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(),
             "node 1 ('mystery'): kernel function 'no_such_kernel' is not in the kernel library or its imports");
@@ -277,7 +278,8 @@ TEST(GraphExecutorTest, ErrorsNameInputsNodesAndKernels) {
   GraphBuilder f;
   int fin = f.Input("in", {4});
   f.Output(f.Op("sorun_fail", {fin}, {4}, Float32(), "boom"));
-  auto failing = GraphExecutor::Create(std::make_shared<const GraphSpec>(*f.Build()), Kernels(), {CpuDevice()}, nullptr);
+  auto failing =
+      GraphExecutor::Create(std::make_shared<const GraphSpec>(*f.Build()), Kernels(), {CpuDevice()}, nullptr);
   ASSERT_TRUE(failing.ok());
   Status run = (*failing)->Run();
   EXPECT_EQ(run.code(), StatusCode::kAborted);
@@ -288,7 +290,8 @@ TEST(GraphExecutorTest, ErrorsNameInputsNodesAndKernels) {
   GraphBuilder k;
   int kin = k.Input("in", {4, 4});
   k.Output(k.Op("sorun_softmax", {kin}, {4, 5}, Float32(), "wrong_softmax"));
-  auto rejecting = GraphExecutor::Create(std::make_shared<const GraphSpec>(*k.Build()), Kernels(), {CpuDevice()}, nullptr);
+  auto rejecting =
+      GraphExecutor::Create(std::make_shared<const GraphSpec>(*k.Build()), Kernels(), {CpuDevice()}, nullptr);
   ASSERT_TRUE(rejecting.ok());
   EXPECT_NE((*rejecting)->Run().message().find("sorun_softmax: input and output shapes differ"), std::string::npos);
 }
@@ -319,15 +322,16 @@ TEST(GraphExecutorTest, ParamShapeMismatchIsRejected) {
   m.params[0].second = RandomTensor({32, 15}, 1);
   auto factory = MakeFactory(m);
   ASSERT_FALSE(factory.ok());
-  EXPECT_NE(factory.status().message().find("param 'w1' is float32[32, 15] on cpu:0 but the graph input expects float32[32, 16]"),
+  EXPECT_NE(factory.status().message().find(
+                "param 'w1' is float32[32, 15] on cpu:0 but the graph input expects float32[32, 16]"),
             std::string::npos)
       << factory.status().message();
 }
 
 TEST(GraphExecutorTest, LoadParamsRejectsUnknownNamesAndGarbage) {
   Mlp m = MakeMlp();
-  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(),
-                                 {CpuDevice()}, nullptr);
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(), {CpuDevice()},
+                                 nullptr);
   ASSERT_TRUE(e.ok());
   BinaryWriter w;
   NamedTensors extra = {{"w9", RandomTensor({2}, 1)}};
@@ -344,8 +348,8 @@ TEST(GraphExecutorTest, ParamMismatchFromAParamsFileNamesTheFile) {
   m.params[0].second = RandomTensor({32, 15}, 1);
   auto weights = SharedWeights::Create(m.params, "model.params");
   ASSERT_TRUE(weights.ok()) << weights.status().ToString();
-  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(),
-                                 {CpuDevice()}, *weights);
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(), {CpuDevice()},
+                                 *weights);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(e.status().message().find(
@@ -370,10 +374,10 @@ TEST(GraphExecutorTest, OnlyRealAlignmentPadsAreSkipped) {
   auto pad = Tensor::Empty({5}, UInt8(), CpuDevice());
   auto big = Tensor::Empty({64}, UInt8(), CpuDevice());
   ASSERT_TRUE(pad.ok() && big.ok());
-  const std::string bytes = HandWrittenParams({{"__sorun_pad_000007", *pad},                     // a pad
-                                               {"__sorun_pad_000008", RandomTensor({3}, 1)},     // float32
-                                               {"__sorun_pad_x", *pad},                          // not 6 digits
-                                               {"__sorun_pad_000009", *big},                     // 64 bytes
+  const std::string bytes = HandWrittenParams({{"__sorun_pad_000007", *pad},                  // a pad
+                                               {"__sorun_pad_000008", RandomTensor({3}, 1)},  // float32
+                                               {"__sorun_pad_x", *pad},                       // not 6 digits
+                                               {"__sorun_pad_000009", *big},                  // 64 bytes
                                                {"w", RandomTensor({2}, 2)}});
   BinaryReader reader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "params");
   auto params = ReadParamsDict(reader, /*allow_zero_copy=*/false);
@@ -383,8 +387,8 @@ TEST(GraphExecutorTest, OnlyRealAlignmentPadsAreSkipped) {
   EXPECT_EQ(names, (std::vector<std::string>{"__sorun_pad_000008", "__sorun_pad_x", "__sorun_pad_000009", "w"}));
   // So load_params reports a real tensor named like a pad instead of dropping it.
   Mlp m = MakeMlp();
-  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(),
-                                 {CpuDevice()}, nullptr);
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(), {CpuDevice()},
+                                 nullptr);
   ASSERT_TRUE(e.ok());
   Status s = (*e)->LoadParams(HandWrittenParams({{"__sorun_pad_000001", RandomTensor({3}, 1)}}));
   EXPECT_NE(s.message().find("load_params: param '__sorun_pad_000001' is not an input of this graph"),
@@ -548,11 +552,11 @@ TEST(GraphExecutorFactoryTest, LoadsPayloadAssembledFromTheSpec) {
   u64(1);  // sz
   u64(1);  // names vector count
   str("w");
-  u64(0xDD5E40F096B4A13Full);  // NDArray magic
-  u64(0);                      // reserved
-  u32(1);                      // device_type = cpu
-  u32(0);                      // device_id
-  u32(2);                      // ndim
+  u64(0xDD5E40F096B4A13Full);                   // NDArray magic
+  u64(0);                                       // reserved
+  u32(1);                                       // device_type = cpu
+  u32(0);                                       // device_id
+  u32(2);                                       // ndim
   bytes += std::string("\x02\x20\x01\x00", 4);  // dtype float32 (code 2, 32 bits, 1 lane)
   u64(3);
   u64(2);

@@ -15,9 +15,9 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/data_type.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
+#include "runtime/data_type.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -33,7 +33,6 @@ HostCode NnKernels() {
   return code;
 }
 
-
 class WarmupPrefetchTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -46,7 +45,8 @@ class WarmupPrefetchTest : public ::testing::Test {
       const std::string name = "fc" + std::to_string(i);
       Tensor w = *Tensor::Empty({kWidth, kWidth}, Float32(), CpuDevice());
       Tensor bias = *Tensor::Empty({kWidth}, Float32(), CpuDevice());
-      for (int64_t k = 0; k < kWidth * kWidth; ++k) w.data_as<float>()[k] = static_cast<float>((k * 7 + i) % 13) / 4096.0f;
+      for (int64_t k = 0; k < kWidth * kWidth; ++k)
+        w.data_as<float>()[k] = static_cast<float>((k * 7 + i) % 13) / 4096.0f;
       for (int64_t k = 0; k < kWidth; ++k) bias.data_as<float>()[k] = 0.25f;
       params.emplace_back(name + "_w", w);
       params.emplace_back(name + "_b", bias);
@@ -106,9 +106,7 @@ long ResidentAfterLoad(const std::string& path, LoadOptions::Prefetch mode, Modu
   return blob ? testing::ResidentKibOfMappingAt(blob) : -1;
 }
 
-TEST_F(WarmupPrefetchTest, DefaultIsWillNeed) {
-  EXPECT_EQ(LoadOptions{}.prefetch, LoadOptions::Prefetch::kWillNeed);
-}
+TEST_F(WarmupPrefetchTest, DefaultIsWillNeed) { EXPECT_EQ(LoadOptions{}.prefetch, LoadOptions::Prefetch::kWillNeed); }
 
 // kNone and kWillNeed map none of the weights into the process (no RSS); kPopulate maps them all.
 TEST_F(WarmupPrefetchTest, OnlyPopulateMapsTheWeightsAtLoad) {

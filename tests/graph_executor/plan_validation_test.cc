@@ -23,7 +23,9 @@ class Plan {
   int Op(const std::string& name, std::vector<int> inputs, uint32_t outputs = 1, int64_t elems = 4) {
     return Add("tvm_op", name, "k_" + name, std::move(inputs), outputs, elems);
   }
-  int Nop(const std::string& name, int input, int64_t elems = 4) { return Add("tvm_op", name, "__nop", {input}, 1, elems); }
+  int Nop(const std::string& name, int input, int64_t elems = 4) {
+    return Add("tvm_op", name, "__nop", {input}, 1, elems);
+  }
   int Nop2(const std::string& name, int a, int b) { return Add("tvm_op", name, "__nop", {a, b}, 1, 4); }
   void Head(int node, uint32_t index = 0) { g_.heads.push_back(GraphEntryRef{static_cast<uint32_t>(node), index, 0}); }
   void NotAnArg(int node) {
@@ -181,8 +183,9 @@ TEST(PlanValidationTest, OverlappingLivesAreRefusedNamingBothEntries) {
   int two = m.Op("two", {x}, 2);
   m.Head(two, 0);
   m.Head(two, 1);
-  ExpectRefused(m.Parse({0, 1, 1}), "entry 1 (node 1 'two' output 0) and entry 2 (node 1 'two' output 1) which are "
-                                    "alive at the same time (node 1 'two' writes both)");
+  ExpectRefused(m.Parse({0, 1, 1}),
+                "entry 1 (node 1 'two' output 0) and entry 2 (node 1 'two' output 1) which are "
+                "alive at the same time (node 1 'two' writes both)");
 }
 
 TEST(PlanValidationTest, InputsAndNamesMustBeUnambiguous) {
@@ -192,8 +195,9 @@ TEST(PlanValidationTest, InputsAndNamesMustBeUnambiguous) {
   int y = p.Op("y", {x, orphan});
   p.Head(y);
   p.NotAnArg(orphan);
-  ExpectRefused(p.Parse({0, 1, 2}),
-                "node 1 ('orphan') is an input ('null' op) but arg_nodes does not list it, so nothing could set its value");
+  ExpectRefused(
+      p.Parse({0, 1, 2}),
+      "node 1 ('orphan') is an input ('null' op) but arg_nodes does not list it, so nothing could set its value");
 
   Plan d;
   x = d.In("x");
@@ -208,14 +212,16 @@ TEST(PlanValidationTest, InputsAndNamesMustBeUnambiguous) {
   int y2 = o.Op("y", {x});
   o.Head(y1);
   o.Head(y2);
-  ExpectRefused(o.Parse({0, 1, 2}), "heads[1] (output 0 of node 2 ('y')) and heads[0] (output 0 of node 1 ('y')) are "
-                                    "both named 'y:0': outputs are looked up by name");
+  ExpectRefused(o.Parse({0, 1, 2}),
+                "heads[1] (output 0 of node 2 ('y')) and heads[0] (output 0 of node 1 ('y')) are "
+                "both named 'y:0': outputs are looked up by name");
 
   Plan r;
   x = r.In("__sorun_pad_000001");
   y = r.Op("y", {x});
   r.Head(y);
-  ExpectRefused(r.Parse({0, 1}), "node 0 ('__sorun_pad_000001'): input names starting with '__sorun_pad_' are reserved");
+  ExpectRefused(r.Parse({0, 1}),
+                "node 0 ('__sorun_pad_000001'): input names starting with '__sorun_pad_' are reserved");
 }
 
 TEST(PlanValidationTest, NopMustAliasOneInputOfTheSameSize) {
@@ -224,8 +230,9 @@ TEST(PlanValidationTest, NopMustAliasOneInputOfTheSameSize) {
   int a = big.Op("a", {x}, 1, 4);
   int r = big.Nop("r", a, 8);  // 32 bytes out of a 16-byte value
   big.Head(r);
-  ExpectRefused(big.Parse({0, 1, 1}), "node 2 ('r'): __nop changes the size of its value (output entry 2 is 32 bytes, "
-                                      "input entry 1 is 16 bytes)");
+  ExpectRefused(big.Parse({0, 1, 1}),
+                "node 2 ('r'): __nop changes the size of its value (output entry 2 is 32 bytes, "
+                "input entry 1 is 16 bytes)");
   Plan small;
   x = small.In("x", 4);
   a = small.Op("a", {x}, 1, 4);

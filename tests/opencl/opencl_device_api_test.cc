@@ -8,11 +8,11 @@
 #include <numeric>
 #include <vector>
 
-#include "runtime/data_type.h"
-#include "runtime/function_registry.h"
 #include "backends/opencl/opencl_backend.h"
 #include "backends/opencl/opencl_devices.h"
 #include "backends/opencl/opencl_status.h"
+#include "runtime/data_type.h"
+#include "runtime/function_registry.h"
 #include "runtime/registry_keys.h"
 #include "tests/opencl/opencl_test_util.h"
 

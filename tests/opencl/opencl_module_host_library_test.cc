@@ -6,9 +6,9 @@
 
 #include <vector>
 
+#include "backends/opencl/opencl_module.h"
 #include "runtime/data_type.h"
 #include "runtime/library_module.h"
-#include "backends/opencl/opencl_module.h"
 #include "tests/opencl/opencl_test_util.h"
 #include "tests/util/test_util.h"
 

@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "backends/opencl/opencl_devices.h"
 #include "format/binary_reader.h"
 #include "format/binary_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
-#include "backends/opencl/opencl_devices.h"
 #include "tests/opencl/opencl_test_util.h"
 
 namespace sorun {
@@ -50,7 +50,9 @@ __kernel void index2d(__global float* out, int rows, int cols) {
 }
 )CL";
 
-FunctionInfo VaddInfo() { return MakeFunctionInfo({"handle", "handle", "handle", "int32"}, {"blockIdx.x", "threadIdx.x"}); }
+FunctionInfo VaddInfo() {
+  return MakeFunctionInfo({"handle", "handle", "handle", "int32"}, {"blockIdx.x", "threadIdx.x"});
+}
 FunctionInfo AxpbInfo() {
   return MakeFunctionInfo({"handle", "handle", "float32", "int32", "int64", "float64"}, {"blockIdx.x", "threadIdx.x"});
 }
@@ -196,8 +198,9 @@ TEST_F(OpenclModuleTest, PreambleBeforeTheFirstDelimiterIsSharedByEveryPiece) {
   DeviceModulePayload p;
   p.fmt = "cl";
   p.functions = {{"twice", MakeFunctionInfo({"handle", "int32"}, {"threadIdx.x"})}};
-  p.data = "#define FACTOR 2.0f\n// Function: twice\n"
-           "__kernel void twice(__global float* x, int n) { int i = get_local_id(0); if (i < n) x[i] *= FACTOR; }\n";
+  p.data =
+      "#define FACTOR 2.0f\n// Function: twice\n"
+      "__kernel void twice(__global float* x, int n) { int i = get_local_id(0); if (i < n) x[i] *= FACTOR; }\n";
   Module m = MustCreate(p);
   Tensor t = DeviceFloats({1, 2, 3});
   ASSERT_TRUE(m.GetFunction("twice")(t.data(), 3, 3).ok());
@@ -309,7 +312,8 @@ TEST_F(OpenclModuleTest, CallErrorsNameTheKernel) {
       << r.status().message();
   r = vadd(t.data(), t.data(), t.data(), "four", 1, 4);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("argument 3 (int32): expected an int"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("argument 3 (int32): expected an int"), std::string::npos)
+      << r.status().message();
   // A work-group size the device refuses: the OpenCL error and the sizes are reported.
   r = vadd(t.data(), t.data(), t.data(), 4, 1, 1 << 30);
   ASSERT_FALSE(r.ok());
@@ -337,7 +341,8 @@ TEST_F(OpenclModuleTest, SourceAndFunctionMapMustAgree) {
   m = MustCreate(p);
   r = m.GetFunction("missing")(t.data(), 1);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("defines no __kernel named 'missing'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("defines no __kernel named 'missing'"), std::string::npos)
+      << r.status().message();
 }
 
 TEST_F(OpenclModuleTest, DynamicSharedMemoryIsRefusedClearly) {

@@ -6,10 +6,10 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "runtime/data_type.h"
-#include "runtime/device_api.h"
 #include "backends/opencl/opencl_backend.h"
 #include "backends/opencl/opencl_devices.h"
+#include "runtime/data_type.h"
+#include "runtime/device_api.h"
 
 namespace sorun {
 namespace testing {

@@ -22,12 +22,12 @@ void SetUpOpenclTestEnvironment();
 int OpenclDeviceCount(std::string* why);
 
 // Skips the current test when the machine has no OpenCL device.
-#define SORUN_REQUIRE_OPENCL()                                                   \
-  do {                                                                           \
-    std::string sorun_why_;                                                      \
-    if (::sorun::testing::OpenclDeviceCount(&sorun_why_) == 0) {                 \
-      GTEST_SKIP() << "no OpenCL platform: " << sorun_why_;                      \
-    }                                                                            \
+#define SORUN_REQUIRE_OPENCL()                                   \
+  do {                                                           \
+    std::string sorun_why_;                                      \
+    if (::sorun::testing::OpenclDeviceCount(&sorun_why_) == 0) { \
+      GTEST_SKIP() << "no OpenCL platform: " << sorun_why_;      \
+    }                                                            \
   } while (0)
 
 // FunctionInfo from dtype strings ("handle", "int32", "float32") and launch tags.

@@ -218,11 +218,12 @@ DeviceModulePayload ScalePayload() {
   DeviceModulePayload p;
   p.fmt = "cl";
   p.functions = {{"scale", MakeFunctionInfo({"handle", "float32", "int32"}, {"blockIdx.x", "threadIdx.x"})}};
-  p.data = "// Function: scale\n"
-           "__kernel void scale(__global float* x, float a, int n) {\n"
-           "  int i = get_global_id(0);\n"
-           "  if (i < n) x[i] = a * x[i];\n"
-           "}\n";
+  p.data =
+      "// Function: scale\n"
+      "__kernel void scale(__global float* x, float a, int n) {\n"
+      "  int i = get_global_id(0);\n"
+      "  if (i < n) x[i] = a * x[i];\n"
+      "}\n";
   return p;
 }
 
@@ -243,8 +244,8 @@ Module ModuleWith(const std::shared_ptr<ProgramCache>& cache, DeviceModulePayloa
 
 ProgramCacheKey DeviceKey(const std::string& source) {
   const OpenclDeviceInfo* info = *OpenclDevices::Global().Info(0);
-  return ProgramCacheKey{source, info->name, info->version, info->driver_version, info->platform_name,
-                         info->platform_version, ""};
+  return ProgramCacheKey{
+      source, info->name, info->version, info->driver_version, info->platform_name, info->platform_version, ""};
 }
 
 class ProgramCacheDeviceTest : public ::testing::Test {

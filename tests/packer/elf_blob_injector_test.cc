@@ -26,17 +26,17 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/register.h"
+#include "packer/elf_reader.h"
+#include "packer/exporter.h"
+#include "packer/host_code_module.h"
+#include "packer/module_serializer.h"
 #include "runtime/data_type.h"
 #include "runtime/library_module.h"
 #include "runtime/tensor.h"
 #include "serialization/blob_checksum.h"
-#include "packer/elf_reader.h"
-#include "packer/exporter.h"
-#include "packer/host_code_module.h"
 #include "serialization/loader.h"
-#include "packer/module_serializer.h"
-#include "tests/util/status_matchers.h"
 #include "tests/util/small_model.h"
+#include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -90,8 +90,8 @@ Tensor FloatTensor(const std::vector<float>& values) {
 std::vector<ElfSymbol> Exports(const ElfImage& image) {
   std::vector<ElfSymbol> out;
   for (const ElfSymbol& s : image.dynamic_symbols()) {
-    if (s.defined() && !s.name.empty() && s.binding() != STB_LOCAL && s.type() != STT_TLS &&
-        s.shndx != SHN_ABS && s.name != "__tvm_dev_mblob" && s.name != "__sorun_blob_checksum") {
+    if (s.defined() && !s.name.empty() && s.binding() != STB_LOCAL && s.type() != STT_TLS && s.shndx != SHN_ABS &&
+        s.name != "__tvm_dev_mblob" && s.name != "__sorun_blob_checksum") {
       out.push_back(s);
     }
   }
@@ -438,7 +438,8 @@ TEST_F(ElfBlobInjectorTest, ProgramHeadersMoveIntoTheNewSegmentWhenTheyCannotGro
   BlobInjectionReport report;
   ASSERT_TRUE(InjectBlobIntoSharedLibrary(input, blob, checksum, Path("moved.so"), {}, &report).ok());
   EXPECT_FALSE(report.program_headers_in_place);
-  EXPECT_TRUE(Contains(report.program_headers_moved_because, ".note.gnu.build-id")) << report.program_headers_moved_because;
+  EXPECT_TRUE(Contains(report.program_headers_moved_because, ".note.gnu.build-id"))
+      << report.program_headers_moved_because;
   ElfW(Ehdr) header;
   const std::string out = ReadFileOrDie(Path("moved.so"));
   std::memcpy(&header, out.data(), sizeof(header));
@@ -500,8 +501,8 @@ TEST_F(ElfBlobInjectorTest, BadArgumentsAreInvalidArgument) {
   EXPECT_ERROR(InjectBlobIntoSharedLibrary(lib, blob, "", Path("o.so")), StatusCode::kInvalidArgument,
                "length prefix says 101 payload bytes but 100 follow");
   blob = TestBlob(100);
-  EXPECT_ERROR(InjectBlobIntoSharedLibrary(lib, blob, std::string(31, 'x'), Path("o.so")),
-               StatusCode::kInvalidArgument, "checksum record of 31 bytes");
+  EXPECT_ERROR(InjectBlobIntoSharedLibrary(lib, blob, std::string(31, 'x'), Path("o.so")), StatusCode::kInvalidArgument,
+               "checksum record of 31 bytes");
   EXPECT_ERROR(InjectBlobIntoSharedLibrary(lib, blob, MakeBlobChecksumRecord(TestBlob(100, 9)), Path("o.so")),
                StatusCode::kInvalidArgument, "does not describe this blob");
   EXPECT_ERROR(InjectBlobIntoSharedLibrary(Path("missing.so"), blob, "", Path("o.so")), StatusCode::kNotFound,
@@ -541,8 +542,8 @@ TEST_F(ElfBlobInjectorTest, MalformedAndUnsupportedInputsAreRefusedWithTheReason
                "ET_EXEC", "not a shared library");
   EXPECT_ERROR(inject(ReadFileOrDie(Runfile("testdata/kernels/inject_main_pie"))), StatusCode::kInvalidArgument,
                "PT_INTERP", "executable");
-  EXPECT_ERROR(inject(ReadFileOrDie(Runfile("testdata/elf/elf_test_blob.o"))), StatusCode::kInvalidArgument,
-               "ET_REL", "not a shared library");
+  EXPECT_ERROR(inject(ReadFileOrDie(Runfile("testdata/elf/elf_test_blob.o"))), StatusCode::kInvalidArgument, "ET_REL",
+               "not a shared library");
   // Another machine.
   std::string riscv32 = lib;
   riscv32[18] = 40;  // EM_ARM
@@ -550,8 +551,8 @@ TEST_F(ElfBlobInjectorTest, MalformedAndUnsupportedInputsAreRefusedWithTheReason
   EXPECT_ERROR(inject(riscv32), StatusCode::kUnimplemented, "e_machine 40", "x86-64, AArch64 and RISC-V");
   // No section headers (sstrip'ed).
   std::string no_sections = lib;
-  std::memset(&no_sections[40], 0, 8);   // e_shoff
-  std::memset(&no_sections[60], 0, 4);   // e_shnum, e_shstrndx
+  std::memset(&no_sections[40], 0, 8);  // e_shoff
+  std::memset(&no_sections[60], 0, 4);  // e_shnum, e_shstrndx
   EXPECT_ERROR(inject(no_sections), StatusCode::kUnimplemented, "no section header table");
   // No PT_DYNAMIC: retype it as PT_NULL.
   auto image = ElfImage::Parse(reinterpret_cast<const uint8_t*>(lib.data()), lib.size(), "lib.so");

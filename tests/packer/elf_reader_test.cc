@@ -46,8 +46,8 @@ Status ParseExact(const std::string& bytes, size_t size, const std::string& name
   std::memcpy(copy.get(), bytes.data(), size);
   StatusOr<ElfImage> image = ElfImage::Parse(copy.get(), size, name);
   if (!image.ok()) return image.status();
-  for (const char* symbol : {"__tvm_dev_mblob", "__tvm_module_ctx", "sorun_data_value", "puts",
-                             "sorun_absolute_symbol", "sorun_tls_value", "sorun_hidden_blob", ""}) {
+  for (const char* symbol : {"__tvm_dev_mblob", "__tvm_module_ctx", "sorun_data_value", "puts", "sorun_absolute_symbol",
+                             "sorun_tls_value", "sorun_hidden_blob", ""}) {
     StatusOr<ElfSymbolData> data = image->FindSymbolData(symbol);
     if (data.ok() && data->size > 0) {
       EXPECT_GE(data->data, copy.get());
@@ -173,15 +173,14 @@ TEST_F(ElfReaderTest, UndefinedAbsoluteAndThreadLocalSymbolsAreErrors) {
   EXPECT_FALSE(image_.HasSymbol("puts"));  // imported, not defined
   EXPECT_ERROR(image_.FindSymbolData("puts").status(), StatusCode::kFailedPrecondition, "'puts'", "SHN_UNDEF");
   EXPECT_TRUE(image_.HasSymbol("sorun_absolute_symbol"));
-  EXPECT_ERROR(image_.FindSymbolData("sorun_absolute_symbol").status(), StatusCode::kFailedPrecondition,
-               "SHN_ABS");
+  EXPECT_ERROR(image_.FindSymbolData("sorun_absolute_symbol").status(), StatusCode::kFailedPrecondition, "SHN_ABS");
   EXPECT_ERROR(image_.FindSymbolData("sorun_tls_value").status(), StatusCode::kUnimplemented, "STT_TLS");
 }
 
 TEST_F(ElfReaderTest, MissingSymbolIsNotFound) {
   EXPECT_FALSE(image_.HasSymbol("__tvm_no_such_symbol"));
-  EXPECT_ERROR(image_.FindSymbolData("__tvm_no_such_symbol").status(), StatusCode::kNotFound,
-               "libelf_test_blob.so", "'__tvm_no_such_symbol'");
+  EXPECT_ERROR(image_.FindSymbolData("__tvm_no_such_symbol").status(), StatusCode::kNotFound, "libelf_test_blob.so",
+               "'__tvm_no_such_symbol'");
   EXPECT_ERROR(image_.FindSymbolData("").status(), StatusCode::kInvalidArgument, "empty symbol name");
   EXPECT_FALSE(image_.HasSymbol(""));
 }
@@ -210,9 +209,8 @@ TEST_F(ElfReaderTest, StrippedLibraryStillHasDynsym) {
 }
 
 TEST_F(ElfReaderTest, ListsDefinedSymbolsByPrefix) {
-  EXPECT_EQ(image_.DefinedSymbolNames("__tvm_"),
-            (std::vector<std::string>{"__tvm_dev_mblob", "__tvm_ffi_library_bin", "__tvm_ffi_main",
-                                      "__tvm_module_ctx"}));
+  EXPECT_EQ(image_.DefinedSymbolNames("__tvm_"), (std::vector<std::string>{"__tvm_dev_mblob", "__tvm_ffi_library_bin",
+                                                                           "__tvm_ffi_main", "__tvm_module_ctx"}));
   EXPECT_EQ(image_.DefinedSymbolNames("__tvm_ffi"),
             (std::vector<std::string>{"__tvm_ffi_library_bin", "__tvm_ffi_main"}));
   EXPECT_TRUE(image_.DefinedSymbolNames("no_such_prefix").empty());
@@ -233,8 +231,7 @@ TEST_F(ElfReaderTest, ReadsRelocatableObjects) {
   EXPECT_EQ(blob->table, ".symtab");
   ASSERT_EQ(blob->size, 256u);
   for (size_t i = 0; i < 256; ++i) ASSERT_EQ(blob->data[i], BlobByte(i));
-  EXPECT_ERROR(image->FindSymbolData("sorun_common_value").status(), StatusCode::kFailedPrecondition,
-               "SHN_COMMON");
+  EXPECT_ERROR(image->FindSymbolData("sorun_common_value").status(), StatusCode::kFailedPrecondition, "SHN_COMMON");
   EXPECT_ERROR(image->FindSymbolData("__tvm_module_ctx").status(), StatusCode::kFailedPrecondition, ".bss");
   EXPECT_ERROR(image->FindSymbolData("puts").status(), StatusCode::kFailedPrecondition, "SHN_UNDEF");
 }
@@ -243,8 +240,8 @@ TEST_F(ElfReaderTest, ExtendedSectionNumberingIsFollowed) {
   // e_shnum = 0 and e_shstrndx = SHN_XINDEX move the real values into section header 0.
   std::string b = library_;
   const uint64_t shoff = Get64(b, 40);
-  Put64(&b, shoff + 32, image_.sections().size());        // section 0 sh_size = count
-  Put32(&b, shoff + 40, Section(".shstrtab").index);      // section 0 sh_link = shstrndx
+  Put64(&b, shoff + 32, image_.sections().size());    // section 0 sh_size = count
+  Put32(&b, shoff + 40, Section(".shstrtab").index);  // section 0 sh_link = shstrndx
   Put16(&b, 60, 0);
   Put16(&b, 62, 0xffff);
   auto image = ElfImage::Parse(Bytes(b), b.size(), "x.so");
@@ -265,8 +262,8 @@ TEST_F(ElfReaderTest, UnnamedSectionsStillWork) {
   EXPECT_EQ(blob->data[5], BlobByte(5));
   EXPECT_EQ(blob->table, ".dynsym");
   EXPECT_EQ(blob->section, "");
-  EXPECT_ERROR(image->FindSymbolData("__tvm_module_ctx").status(), StatusCode::kFailedPrecondition,
-               "SHT_NOBITS", "(.dynsym symbol");
+  EXPECT_ERROR(image->FindSymbolData("__tvm_module_ctx").status(), StatusCode::kFailedPrecondition, "SHT_NOBITS",
+               "(.dynsym symbol");
 }
 
 // Without section headers (sstrip) the dynamic symbols are still found, as ld.so finds them: through
@@ -300,7 +297,10 @@ TEST_F(ElfReaderTest, NoSectionHeadersStillHasTheDynamicSymbols) {
 
 TEST_F(ElfReaderTest, NotAnElfFile) {
   EXPECT_ERROR(ParseStatus("", "empty.so"), StatusCode::kDataLoss, "empty.so: not an ELF file");
-  EXPECT_ERROR(ParseStatus("\x7f" "EL", "short.so"), StatusCode::kDataLoss, "short.so: not an ELF file");
+  EXPECT_ERROR(ParseStatus("\x7f"
+                           "EL",
+                           "short.so"),
+               StatusCode::kDataLoss, "short.so: not an ELF file");
   EXPECT_ERROR(ParseStatus(std::string(100, 'x'), "x.so"), StatusCode::kDataLoss, "not an ELF file", "byte 0");
   EXPECT_ERROR(ParseStatus("!<arch>\nfoo.o/  ", "lib.a"), StatusCode::kDataLoss, "not an ELF file");
   EXPECT_ERROR(ElfImage::Parse(nullptr, 64, "null.so").status(), StatusCode::kDataLoss, "not an ELF file");
@@ -350,8 +350,8 @@ TEST_F(ElfReaderTest, TruncationAtEveryOffsetIsAnError) {
     ASSERT_TRUE(Contains(status.message(), "byte")) << status.message();
   }
   // One case in detail: cutting the last section header.
-  EXPECT_ERROR(ParseStatus(library_.substr(0, library_.size() - 1)), StatusCode::kDataLoss,
-               "ELF header byte 60", "section count 37", "only 2367 bytes remain");
+  EXPECT_ERROR(ParseStatus(library_.substr(0, library_.size() - 1)), StatusCode::kDataLoss, "ELF header byte 60",
+               "section count 37", "only 2367 bytes remain");
 }
 
 TEST_F(ElfReaderTest, ProgramHeaderTableOutOfBounds) {
@@ -433,8 +433,8 @@ TEST_F(ElfReaderTest, SymbolTableHeaderErrors) {
   const std::string header = "section header " + std::to_string(dynsym.index) + " (.dynsym) byte ";
   std::string b = library_;
   Put32(&b, dynsym.header_offset + 40, 99);
-  EXPECT_ERROR(ParseStatus(b), StatusCode::kDataLoss, header + std::to_string(dynsym.header_offset + 40),
-               "sh_link 99", "not a section");
+  EXPECT_ERROR(ParseStatus(b), StatusCode::kDataLoss, header + std::to_string(dynsym.header_offset + 40), "sh_link 99",
+               "not a section");
   b = library_;
   Put32(&b, dynsym.header_offset + 40, Section(".text").index);
   EXPECT_ERROR(ParseStatus(b), StatusCode::kDataLoss, "sh_link 12", "SHT_PROGBITS, not SHT_STRTAB");
@@ -474,8 +474,8 @@ TEST_F(ElfReaderTest, SymbolEntryErrors) {
 
 TEST_F(ElfReaderTest, SymbolOutsideItsSection) {
   const ElfSymbol& blob = DynamicSymbol("__tvm_dev_mblob");
-  const std::string where = ".dynsym symbol " + std::to_string(blob.index) + " byte " +
-                            std::to_string(blob.entry_offset + 8);
+  const std::string where =
+      ".dynsym symbol " + std::to_string(blob.index) + " byte " + std::to_string(blob.entry_offset + 8);
   auto find = [](const std::string& bytes) {
     auto image = ElfImage::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "lib.so");
     if (!image.ok()) return image.status();

@@ -13,22 +13,22 @@
 #include <random>
 #include <thread>
 
+#include "backends/device_module_payload.h"
+#include "backends/opencl/opencl_backend.h"
+#include "backends/opencl/opencl_module.h"
+#include "base/file_util.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/register.h"
-#include "runtime/data_type.h"
-#include "backends/device_module_payload.h"
-#include "base/file_util.h"
-#include "runtime/function_registry.h"
-#include "runtime/library_module.h"
-#include "backends/opencl/opencl_backend.h"
-#include "backends/opencl/opencl_module.h"
 #include "packer/elf_reader.h"
 #include "packer/exporter.h"
-#include "serialization/loader.h"
 #include "packer/tar_loader.h"
-#include "tests/util/test_module.h"
+#include "runtime/data_type.h"
+#include "runtime/function_registry.h"
+#include "runtime/library_module.h"
+#include "serialization/loader.h"
 #include "tests/util/small_model.h"
+#include "tests/util/test_module.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -83,7 +83,9 @@ DeviceModulePayload OpenclPayload() {
   info.arg_types = {MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64)};
   info.launch_param_tags = {"threadIdx.x"};
   p.functions = {{"copy_kernel", info}};
-  p.data = "__kernel void copy_kernel(__global const float* a, __global float* b) { b[get_global_id(0)] = a[get_global_id(0)]; }\n";
+  p.data =
+      "__kernel void copy_kernel(__global const float* a, __global float* b) { b[get_global_id(0)] = "
+      "a[get_global_id(0)]; }\n";
   return p;
 }
 
@@ -101,7 +103,8 @@ TEST_F(ExportLoadTest, FactoryLibAndTwoDeviceChildrenComeBackWithTheSameTree) {
 
   auto report = ExportLibrary(*factory, Path("model.so"));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->type_keys, (std::vector<std::string>{"GraphExecutorFactory", "_lib", "sorun_test_value", "opencl"}));
+  EXPECT_EQ(report->type_keys,
+            (std::vector<std::string>{"GraphExecutorFactory", "_lib", "sorun_test_value", "opencl"}));
 
   auto loaded = LoadModule(Path("model.so"));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -253,8 +256,12 @@ TEST_F(ExportLoadTest, SpecLayoutAssembledByHandLoadsAndRuns) {
   p += factory_payload.bytes();
   str("_lib");
   str("_import_tree");
-  u64(3); u64(0); u64(1); u64(1);  // row_ptr
-  u64(1); u64(1);                  // child_indices
+  u64(3);
+  u64(0);
+  u64(1);
+  u64(1);  // row_ptr
+  u64(1);
+  u64(1);  // child_indices
   ASSERT_TRUE(LinkLibraryWithBlob(&p, {NnKernels()}, Path("spec.so")).ok());
   auto loaded = LoadModule(Path("spec.so"));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -335,16 +342,19 @@ TEST_F(ExportLoadTest, CorruptLibrariesFailCleanlyAndLeaveNothingLoaded) {
     ASSERT_TRUE(LinkLibraryWithBlob(&c.payload, {NnKernels()}, Path(c.name)).ok()) << c.name;
     auto loaded = LoadModule(Path(c.name));
     ASSERT_FALSE(loaded.ok()) << c.name;
-    EXPECT_EQ(loaded.status().code(), c.name == std::string("unknown_key.so") ? StatusCode::kNotFound : StatusCode::kDataLoss)
+    EXPECT_EQ(loaded.status().code(),
+              c.name == std::string("unknown_key.so") ? StatusCode::kNotFound : StatusCode::kDataLoss)
         << loaded.status().ToString();
-    EXPECT_NE(loaded.status().message().find(c.expected), std::string::npos) << c.name << ": " << loaded.status().message();
+    EXPECT_NE(loaded.status().message().find(c.expected), std::string::npos)
+        << c.name << ": " << loaded.status().message();
     EXPECT_NE(loaded.status().message().find(c.name), std::string::npos) << "message must name the file";
     // Nothing stays loaded.
     EXPECT_EQ(dlopen(Path(c.name).c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr) << c.name << " is still mapped";
   }
   // And a good model loads right after.
   SmallModel m = MakeModel();
-  ASSERT_TRUE(ExportLibrary(*MakeGraphExecutorFactory(m.json, m.params, MakeHostCodeModule(NnKernels())), Path("ok.so")).ok());
+  ASSERT_TRUE(
+      ExportLibrary(*MakeGraphExecutorFactory(m.json, m.params, MakeHostCodeModule(NnKernels())), Path("ok.so")).ok());
   EXPECT_TRUE(LoadModule(Path("ok.so")).ok());
 }
 
@@ -365,14 +375,15 @@ TEST_F(ExportLoadTest, ConcurrentLoadsOfOneFileShareTheLibrary) {
   for (const Module& r : roots) {
     ASSERT_TRUE(r.defined());
     EXPECT_EQ(r.imports()[0].get(), roots[0].imports()[0].get());  // one library module
-    EXPECT_EQ(r.imports()[0].imports().size(), 1u);                 // imports attached once
+    EXPECT_EQ(r.imports()[0].imports().size(), 1u);                // imports attached once
     EXPECT_EQ(RunModel(r), RunModel(roots[0]));
   }
 }
 
 TEST_F(ExportLoadTest, UnloadingWhileExecutorsLiveIsSafe) {
   SmallModel m = MakeModel();
-  ASSERT_TRUE(ExportLibrary(*MakeGraphExecutorFactory(m.json, m.params, MakeHostCodeModule(NnKernels())), Path("m.so")).ok());
+  ASSERT_TRUE(
+      ExportLibrary(*MakeGraphExecutorFactory(m.json, m.params, MakeHostCodeModule(NnKernels())), Path("m.so")).ok());
   std::unique_ptr<GraphExecutor> e;
   std::vector<float> expected;
   {

@@ -145,7 +145,6 @@ TEST(TarArchiveGzipTest, CorruptTruncatedAndOversizedStreams) {
 // Gzip bombs (issue 13 class 6): inflation is bounded by the archive's own headers and by a limit
 // relative to the compressed size.
 
-
 const std::string kMiBOfZeros(1 << 20, '\0');
 
 TEST(TarArchiveGzipTest, InflateLimitIsRelativeToTheCompressedSizeAndCapped) {
@@ -164,8 +163,9 @@ TEST(TarArchiveGzipTest, BombWithAHugeMemberStopsAtTheRatioLimit) {
   ASSERT_LT(gz.size(), 300u << 10);
   WriteFileOrDie(dir + "/bomb.tar", gz);
   Status s = TarFile::Open(dir + "/bomb.tar").status();
-  EXPECT_ERROR(s, StatusCode::kResourceExhausted, dir + "/bomb.tar: gzip: the archive inflates to more than " +
-                                                      std::to_string(TarGzipInflateLimit(gz.size())) + " bytes");
+  EXPECT_ERROR(s, StatusCode::kResourceExhausted,
+               dir + "/bomb.tar: gzip: the archive inflates to more than " +
+                   std::to_string(TarGzipInflateLimit(gz.size())) + " bytes");
   EXPECT_TRUE(Contains(s.message(), "128 times its size")) << s.message();
   EXPECT_LT(TarGzipInflateLimit(gz.size()), uint64_t{40} << 20);
 }
@@ -184,9 +184,10 @@ TEST(TarArchiveGzipTest, DataPastTheEndOfArchiveIsRefused) {
   const std::string dir = MakeTempDir("tar_bomb");
   const std::string archive = Entry({"lib0.o", 5}, "hello") + End();
   WriteFileOrDie(dir + "/junk.tar", Gzip(archive + std::string(4096, '\0') + "hidden payload"));
-  EXPECT_ERROR(TarFile::Open(dir + "/junk.tar").status(), StatusCode::kDataLoss,
-               "junk.tar: gzip: the stream continues past the archive's end-of-archive marker (ending at archive byte " +
-                   std::to_string(archive.size()) + ") with non-zero data");
+  EXPECT_ERROR(
+      TarFile::Open(dir + "/junk.tar").status(), StatusCode::kDataLoss,
+      "junk.tar: gzip: the stream continues past the archive's end-of-archive marker (ending at archive byte " +
+          std::to_string(archive.size()) + ") with non-zero data");
 }
 
 // Headers are checked as they arrive: a forged header stops inflation at once.
@@ -208,13 +209,11 @@ TEST(TarArchiveGzipTest, LegitimateCompressedArchivesStillLoad) {
   const std::string zeros(10 << 20, '\0');  // compresses ~1000:1, under the 16 MiB allowance
   const std::string archive = Entry({"weights.o", zeros.size()}, zeros) + Entry({"lib0.o", 3}, "abc") + End();
   const std::string padded = archive + std::string(20 * 512 - archive.size() % (20 * 512), '\0');  // tar -b 20
-  const std::string pax = Entry({"PaxHeaders/x", Pax("size=7").size(), 'x'}, Pax("size=7")) +
-                          Entry({"big.o", 0}, "") + Padded("1234567") + End();
+  const std::string pax = Entry({"PaxHeaders/x", Pax("size=7").size(), 'x'}, Pax("size=7")) + Entry({"big.o", 0}, "") +
+                          Padded("1234567") + End();
   const std::string halves = Gzip(archive.substr(0, 4096)) + Gzip(archive.substr(4096));
   for (const auto& [name, gz, want] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"padded.tar", Gzip(padded), archive},
-           {"pax.tar", Gzip(pax), pax},
-           {"halves.tar", halves, archive}}) {
+           {"padded.tar", Gzip(padded), archive}, {"pax.tar", Gzip(pax), pax}, {"halves.tar", halves, archive}}) {
     SCOPED_TRACE(name);
     WriteFileOrDie(dir + "/" + name, gz);
     auto tar = TarFile::Open(dir + "/" + name);

@@ -64,14 +64,16 @@ TEST(TarArchiveTest, HeaderFieldsAreUstarAndReproducible) {
   const std::string a = w.Finish();
   EXPECT_EQ(w.num_entries(), 0u);
   ASSERT_TRUE(w.AddFile("lib0.o", "hello", 0644).ok());  // Finish() reset the writer
-  EXPECT_EQ(w.Finish(), a);                               // same inputs, same bytes
+  EXPECT_EQ(w.Finish(), a);                              // same inputs, same bytes
   ASSERT_EQ(a.size(), 512u * 4);
   EXPECT_EQ(a.substr(0, 7), std::string("lib0.o\0", 7));
   EXPECT_EQ(a.substr(100, 8), std::string("0000644\0", 8));
   EXPECT_EQ(a.substr(124, 12), std::string("00000000005\0", 12));
   EXPECT_EQ(a.substr(136, 12), std::string("00000000000\0", 12));  // mtime 0
   EXPECT_EQ(a[156], '0');
-  EXPECT_EQ(a.substr(257, 8), std::string("ustar\0" "00", 8));
+  EXPECT_EQ(a.substr(257, 8), std::string("ustar\0"
+                                          "00",
+                                          8));
   EXPECT_EQ(a.substr(512, 5), "hello");
   // Checksum: six octal digits, NUL, space; the unsigned sum with the field as spaces.
   std::string h = a.substr(0, 512);
@@ -271,16 +273,16 @@ TEST(TarArchiveTest, SystemTarSymlinksAreRejected) {
   int rc = 0;
   std::string log = RunOutput("tar -cf '" + dir + "/l.tar' -C '" + src + "' a.o link 2>&1", &rc);
   ASSERT_EQ(rc, 0) << log;
-  EXPECT_ERROR(ReadStatus(ReadFileOrDie(dir + "/l.tar"), "l.tar"), StatusCode::kUnimplemented,
-               "l.tar byte 1024", "entry 1 ('link')", "symbolic link");
+  EXPECT_ERROR(ReadStatus(ReadFileOrDie(dir + "/l.tar"), "l.tar"), StatusCode::kUnimplemented, "l.tar byte 1024",
+               "entry 1 ('link')", "symbolic link");
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Hand-made and malformed archives.
 
 TEST(TarArchiveTest, ReadsHandMadeEntriesAndSkipsDirectories) {
-  std::string a = Entry({"dir/", 0, '5'}, "") + Entry({"./dir/x.o", 3, '0'}, "abc") +
-                  Entry({"y.o", 2, '\0'}, "yy") + Entry({"z.o", 1, '7'}, "z") + End();
+  std::string a = Entry({"dir/", 0, '5'}, "") + Entry({"./dir/x.o", 3, '0'}, "abc") + Entry({"y.o", 2, '\0'}, "yy") +
+                  Entry({"z.o", 1, '7'}, "z") + End();
   std::unique_ptr<uint8_t[]> keep;
   auto entries = Read(a, &keep);
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
@@ -411,13 +413,12 @@ TEST(TarArchiveTest, PathTraversalAndAbsoluteNames) {
 }
 
 TEST(TarArchiveTest, NonRegularEntriesAreRejected) {
-  const std::vector<std::pair<char, std::string>> types = {{'1', "hard link"},        {'2', "symbolic link"},
-                                                           {'3', "character device"}, {'4', "block device"},
-                                                           {'6', "FIFO"},             {'S', "unsupported type 'S'"},
-                                                           {'V', "unsupported type 'V'"}};
+  const std::vector<std::pair<char, std::string>> types = {
+      {'1', "hard link"}, {'2', "symbolic link"},        {'3', "character device"},    {'4', "block device"},
+      {'6', "FIFO"},      {'S', "unsupported type 'S'"}, {'V', "unsupported type 'V'"}};
   for (const auto& t : types) {
-    EXPECT_ERROR(ReadStatus(Entry({"a.o", 1}, "a") + Entry({"x", 0, t.first}, "") + End()),
-                 StatusCode::kUnimplemented, "test.tar byte 1024", "entry 1 ('x')", t.second);
+    EXPECT_ERROR(ReadStatus(Entry({"a.o", 1}, "a") + Entry({"x", 0, t.first}, "") + End()), StatusCode::kUnimplemented,
+                 "test.tar byte 1024", "entry 1 ('x')", t.second);
   }
 }
 

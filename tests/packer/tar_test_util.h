@@ -1,7 +1,8 @@
 // Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_archive_gzip_test, the bad-input
 // catalogue): ustar
 // headers built byte by byte (independent of TarWriter), pax records, sample files, gzip streams of
-// repeated pieces (bombs without holding them in memory), and a popen helper for the system tar. Test-only; not thread-safe where it says so (none of it keeps state).
+// repeated pieces (bombs without holding them in memory), and a popen helper for the system tar. Test-only; not
+// thread-safe where it says so (none of it keeps state).
 #ifndef SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
 #define SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
 
@@ -27,7 +28,7 @@ inline const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<cons
 
 // Reads a heap copy of exactly the archive's size, so AddressSanitizer sees reads past the end.
 inline StatusOr<std::vector<TarEntry>> Read(const std::string& archive, std::unique_ptr<uint8_t[]>* keep,
-                                     const std::string& name = "test.tar") {
+                                            const std::string& name = "test.tar") {
   keep->reset(new uint8_t[archive.empty() ? 1 : archive.size()]);
   std::memcpy(keep->get(), archive.data(), archive.size());
   return ReadTarArchive(keep->get(), archive.size(), name);
@@ -57,11 +58,16 @@ struct HeaderSpec {
   char type = '0';
   std::string size_field;  // overrides the octal size when set (12 bytes)
   std::string prefix;
-  std::string magic = std::string("ustar\0" "00", 8);
+  std::string magic = std::string(
+      "ustar\0"
+      "00",
+      8);
   std::string mode_field = std::string("0000644\0", 8);
 };
 
-inline void PutField(std::string* h, size_t offset, const std::string& value) { h->replace(offset, value.size(), value); }
+inline void PutField(std::string* h, size_t offset, const std::string& value) {
+  h->replace(offset, value.size(), value);
+}
 
 inline void Resum(std::string* h) {
   h->replace(148, 8, "        ");
@@ -89,7 +95,9 @@ inline std::string Header(const HeaderSpec& spec) {
   return h;
 }
 
-inline std::string Entry(const HeaderSpec& spec, const std::string& contents) { return Header(spec) + Padded(contents); }
+inline std::string Entry(const HeaderSpec& spec, const std::string& contents) {
+  return Header(spec) + Padded(contents);
+}
 inline std::string End() { return std::string(1024, '\0'); }
 
 // A pax record "<length> <body>\n" whose length counts itself.

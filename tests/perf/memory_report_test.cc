@@ -61,7 +61,8 @@ class CountingDeviceApi final : public DeviceApi {
   }
   Status Copy(const DLTensor& from, const DLTensor& to, TVMStreamHandle) override {
     SORUN_ASSIGN_OR_RETURN(uint64_t n, ShapeByteSize(from.shape, from.ndim, from.dtype));
-    std::memmove(static_cast<char*>(to.data) + to.byte_offset, static_cast<const char*>(from.data) + from.byte_offset, n);
+    std::memmove(static_cast<char*>(to.data) + to.byte_offset, static_cast<const char*>(from.data) + from.byte_offset,
+                 n);
     return Status::Ok();
   }
   Status Sync(DLDevice, TVMStreamHandle) override { return Status::Ok(); }

@@ -13,12 +13,12 @@
 #include <sstream>
 
 #include "api/model_loading.h"
-#include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
-#include "runtime/data_type.h"
-#include "runtime/tensor_io.h"
+#include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
+#include "runtime/data_type.h"
+#include "runtime/tensor_io.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -46,7 +46,8 @@ Model MakeModel() {
     std::string name = "fc" + std::to_string(i);
     Tensor w = *Tensor::Empty({kWidth, kWidth}, Float32(), CpuDevice());
     Tensor bias = *Tensor::Empty({kWidth}, Float32(), CpuDevice());
-    for (int64_t k = 0; k < kWidth * kWidth; ++k) w.data_as<float>()[k] = static_cast<float>((k * 7 + i) % 13) / 1024.0f;
+    for (int64_t k = 0; k < kWidth * kWidth; ++k)
+      w.data_as<float>()[k] = static_cast<float>((k * 7 + i) % 13) / 1024.0f;
     for (int64_t k = 0; k < kWidth; ++k) bias.data_as<float>()[k] = 0.5f;
     m.params.emplace_back(name + "_w", w);
     m.params.emplace_back(name + "_b", bias);
@@ -76,7 +77,6 @@ std::string ForeignPayload(Model m) {
   w.WriteU64Vector({1});
   return w.TakeBytes();
 }
-
 
 class ParamReleaseTest : public ::testing::Test {
  protected:

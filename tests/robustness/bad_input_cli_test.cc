@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "base/env_vars.h"
+#include "packer/tar_archive.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
-#include "base/env_vars.h"
 #include "runtime/packed_func.h"
 #include "runtime/thread_pool.h"
-#include "packer/tar_archive.h"
-#include "tests/robustness/catalogue.h"
 #include "tests/packer/tar_test_util.h"
+#include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -36,20 +36,21 @@ std::vector<CatalogueCase> CliCases() {
                    },
                    "gzip: the archive inflates to more than"});
   cases.push_back({"gzip bomb: 256 MiB of zeros after the end-of-archive marker",
-                   [mib] { return OpenTar("zeros.tar", tar_test::GzipRepeated({{mib, 256}})); },
-                   "continues past the archive's end-of-archive marker (ending at archive byte 1024) with more than"});
-  cases.push_back({"gzip tar: data hidden past the end-of-archive marker",
-                   [] {
-                     return OpenTar("hidden.tar", tar_test::GzipRepeated({{std::string(1024, '\0'), 1}, {"payload", 1}}));
+                   [mib] {
+                     return OpenTar("zeros.tar", tar_test::GzipRepeated({{mib, 256}}));
                    },
-                   "with non-zero data that no header accounts for"});
+                   "continues past the archive's end-of-archive marker (ending at archive byte 1024) with more than"});
+  cases.push_back(
+      {"gzip tar: data hidden past the end-of-archive marker",
+       [] {
+         return OpenTar("hidden.tar", tar_test::GzipRepeated({{std::string(1024, '\0'), 1}, {"payload", 1}}));
+       },
+       "with non-zero data that no header accounts for"});
   for (const char* value : {"abc", "0", "-3", "2x", "1025"}) {
-    cases.push_back({std::string("SORUN_NUM_THREADS=") + value,
-                     [value] {
-                       return ParseEnvInt(kEnvNumThreads, value, 1, ThreadPool::kMaxThreads, "threads").status();
-                     },
-                     std::string("environment variable SORUN_NUM_THREADS is '") + value +
-                         "': use a whole number from 1 to 1024"});
+    cases.push_back(
+        {std::string("SORUN_NUM_THREADS=") + value,
+         [value] { return ParseEnvInt(kEnvNumThreads, value, 1, ThreadPool::kMaxThreads, "threads").status(); },
+         std::string("environment variable SORUN_NUM_THREADS is '") + value + "': use a whole number from 1 to 1024"});
   }
   cases.push_back({"SORUN_VERIFY_CHECKSUM=yes",
                    [] { return ParseEnvBool(kEnvVerifyChecksum, "yes", "verify").status(); },
@@ -58,9 +59,8 @@ std::vector<CatalogueCase> CliCases() {
                    "unknown device type 99 (DLPack device types are 0..15)"});
   cases.push_back({"C++ exception thrown into TVMFuncCall",
                    [] {
-                     PackedFunc f = PackedFunc::FromBody("throws", [](PackedArgs, Value*) -> Status {
-                       throw std::bad_alloc();
-                     });
+                     PackedFunc f =
+                         PackedFunc::FromBody("throws", [](PackedArgs, Value*) -> Status { throw std::bad_alloc(); });
                      TVMValue ret;
                      int code = 0;
                      if (TVMFuncCall(f.get(), nullptr, nullptr, 0, &ret, &code) == 0) return Status::Ok();

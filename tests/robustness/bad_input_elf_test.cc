@@ -12,8 +12,8 @@ namespace sorun {
 namespace catalogue {
 namespace {
 
-constexpr uint64_t kOutside = 0x7fff0000;       // past every segment of the small model
-constexpr uint64_t kHuge = uint64_t{1} << 40;   // 1 TiB
+constexpr uint64_t kOutside = 0x7fff0000;      // past every segment of the small model
+constexpr uint64_t kHuge = uint64_t{1} << 40;  // 1 TiB
 
 // One patch of a copy of the good model: a u64 field of a dynamic symbol's Elf64_Sym entry
 // (8 = st_value, 16 = st_size), optionally the blob's length prefix, optionally the section headers

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
-#include "runtime/tensor_io.h"
+#include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
 #include "packer/subprocess.h"
+#include "runtime/tensor_io.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 
@@ -60,11 +60,13 @@ std::vector<CatalogueCase> KernelsCases() {
   // Functions and data of the library's dependencies (libc): dlsym finds them, the rule does not.
   for (const char* f : {"system", "abort", "exit", "free", "malloc", "puts", "stdout"}) {
     const std::string name = f;
-    add("graph calls libc's " + name, [name] { return ModelCalling(name); },
+    add(
+        "graph calls libc's " + name, [name] { return ModelCalling(name); },
         "node 3 ('fc'): kernel function '" + name + "' is not a function defined by ");
   }
   // Symbols of the library itself that are not functions.
-  add("graph calls an exported data object",
+  add(
+      "graph calls an exported data object",
       [] {
         CatalogueEnv& env = CatalogueEnv::Get();
         const std::string src = env.Path("table.c");
@@ -91,11 +93,13 @@ std::vector<CatalogueCase> KernelsCases() {
   for (const char* f : {"__tvm_dev_mblob", "__tvm_module_ctx", "__TVMFuncCall", "__TVMBackendAllocWorkspace",
                         "__sorun_blob_checksum", "_lookup_linked_param", "_init", "_fini"}) {
     const std::string name = f;
-    add("graph calls the ABI symbol " + name, [name] { return ModelCalling(name); },
+    add(
+        "graph calls the ABI symbol " + name, [name] { return ModelCalling(name); },
         "node 3 ('fc'): kernel function '" + name + "' is reserved by the TVM ABI");
   }
   // Functions of executor modules are never kernels.
-  add("graph calls the factory's own function",
+  add(
+      "graph calls the factory's own function",
       [] {
         auto model = Load(CatalogueEnv::Get().good_so);
         if (!model.ok()) return model.status();
@@ -108,7 +112,8 @@ std::vector<CatalogueCase> KernelsCases() {
       },
       "node 3 ('fc'): kernel function 'get_graph_json' is provided by a GraphExecutorFactory module, which has no "
       "kernels");
-  add("graph calls the factory's function through a packed model given as the three-file library",
+  add(
+      "graph calls the factory's function through a packed model given as the three-file library",
       [] {
         CatalogueEnv& env = CatalogueEnv::Get();
         const std::string json = env.Path("graph.json");
@@ -117,7 +122,8 @@ std::vector<CatalogueCase> KernelsCases() {
       },
       "node 3 ('fc'): kernel function 'get_graph_json' is not in the kernel library or its imports");
   // Tree rule: no executor module below "_lib".
-  add("factory imported by the kernel library",
+  add(
+      "factory imported by the kernel library",
       [] {
         CatalogueEnv& env = CatalogueEnv::Get();
         const std::string payload = CatalogueEnv::U64(3) + CatalogueEnv::Str("_lib") + FactoryEntry() +
@@ -127,7 +133,8 @@ std::vector<CatalogueCase> KernelsCases() {
         return LoadStatus(env.WithBlob(payload, "factory_below_lib.so"));
       },
       "module 1 ('GraphExecutorFactory') is imported below the kernel library (_lib, module 0)");
-  add("factory in a blob without an import tree",
+  add(
+      "factory in a blob without an import tree",
       [] {
         CatalogueEnv& env = CatalogueEnv::Get();
         return LoadStatus(env.WithBlob(CatalogueEnv::U64(1) + FactoryEntry(), "factory_legacy.so"));

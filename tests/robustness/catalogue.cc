@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <set>
 
-#include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
+#include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
 #include "packer/module_serializer.h"
 #include "packer/subprocess.h"

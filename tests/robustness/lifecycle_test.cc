@@ -10,8 +10,8 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
-#include "runtime/tensor_io.h"
 #include "packer/exporter.h"
+#include "runtime/tensor_io.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

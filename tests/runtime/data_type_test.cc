@@ -12,10 +12,11 @@ TEST(DataTypeTest, ParsesTvmSpellings) {
     uint16_t lanes;
   };
   const Case cases[] = {
-      {"float32", kDLFloat, 32, 1}, {"float16", kDLFloat, 16, 1}, {"int8", kDLInt, 8, 1},
-      {"uint8", kDLUInt, 8, 1},     {"int64", kDLInt, 64, 1},     {"bool", kDLUInt, 1, 1},
-      {"float32x4", kDLFloat, 32, 4}, {"handle", kDTypeHandle, 64, 1}, {"bfloat16", kDLBfloat, 16, 1},
-      {"e4m3_float8", kDTypeE4M3Float, 8, 1},
+      {"float32", kDLFloat, 32, 1},   {"float16", kDLFloat, 16, 1},
+      {"int8", kDLInt, 8, 1},         {"uint8", kDLUInt, 8, 1},
+      {"int64", kDLInt, 64, 1},       {"bool", kDLUInt, 1, 1},
+      {"float32x4", kDLFloat, 32, 4}, {"handle", kDTypeHandle, 64, 1},
+      {"bfloat16", kDLBfloat, 16, 1}, {"e4m3_float8", kDTypeE4M3Float, 8, 1},
   };
   for (const Case& c : cases) {
     auto t = ParseDType(c.text);

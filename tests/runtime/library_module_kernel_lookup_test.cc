@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "api/model_loading.h"
-#include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
+#include "graph_executor/graph_builder.h"
+#include "packer/exporter.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
-#include "packer/exporter.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -88,8 +88,8 @@ TEST_F(KernelLookupTest, RefusesFunctionsAndDataOfDependencies) {
 TEST_F(KernelLookupTest, RefusesDataSymbolsOfTheLibrary) {
   auto marker = lib_.GetKernel("abi_test_system_lib_marker");
   ASSERT_FALSE(marker.ok());
-  EXPECT_EQ(marker.status().message(), "kernel function 'abi_test_system_lib_marker' is a data object of " + path_ +
-                                           ", not a function");
+  EXPECT_EQ(marker.status().message(),
+            "kernel function 'abi_test_system_lib_marker' is a data object of " + path_ + ", not a function");
   for (const char* name : {"_end", "_edata", "__bss_start"}) {
     auto k = lib_.GetKernel(name);
     ASSERT_FALSE(k.ok()) << name;
@@ -138,7 +138,7 @@ TEST_F(KernelLookupTest, ExecutorCreationNamesTheNodeAndTheSymbol) {
   for (const auto& [name, why] : cases) {
     Status s = CreateWith(name, lib_);
     ASSERT_FALSE(s.ok()) << name << " was accepted";
-    EXPECT_TRUE(Contains(s.message(), "node 1 ('fc'): kernel function '" + name + "' " )) << s.message();
+    EXPECT_TRUE(Contains(s.message(), "node 1 ('fc'): kernel function '" + name + "' ")) << s.message();
     EXPECT_TRUE(Contains(s.message(), why)) << s.message();
   }
   EXPECT_TRUE(CreateWith("add_one", lib_).ok());
@@ -159,9 +159,9 @@ TEST_F(KernelLookupTest, FunctionsOfAFactoryAreNeverKernels) {
 }
 
 TEST(ReservedAbiSymbolTest, CoversTheAbiAndNothingElse) {
-  for (const char* name : {"__tvm_module_ctx", "__tvm_dev_mblob", "__tvm_ffi_library_bin", "__TVMFuncCall",
-                           "__TVMAPISetLastError", "__sorun_blob_checksum", "__sorun_anything", "_init", "_fini",
-                           "_lookup_linked_param"}) {
+  for (const char* name :
+       {"__tvm_module_ctx", "__tvm_dev_mblob", "__tvm_ffi_library_bin", "__TVMFuncCall", "__TVMAPISetLastError",
+        "__sorun_blob_checksum", "__sorun_anything", "_init", "_fini", "_lookup_linked_param"}) {
     EXPECT_TRUE(keys::IsReservedAbiSymbol(name)) << name;
   }
   for (const char* name : {"__tvm_main__", "add_one", "tvmgen_default_fused_add", "_tvm_x", "__tv", "", "init"}) {
@@ -238,7 +238,8 @@ TEST_F(CompiledLibraryTest, EntryAliasMustNameAKernel) {
   ASSERT_FALSE(main.ok());
   EXPECT_TRUE(Contains(main.status().message(),
                        "kernel function '__tvm_main__' names its entry 'own_table': kernel function 'own_table' "
-                       "is a data object of " + *path_ + ", not a function"))
+                       "is a data object of " +
+                           *path_ + ", not a function"))
       << main.status().message();
 }
 
@@ -302,8 +303,9 @@ TEST_F(KernelTreeTest, FactoryTwoLevelsBelowTheKernelLibraryIsRefused) {
   w.WriteU64Vector({1, 2});
   auto model = Load(Link(w.bytes(), "factory_deep.so"));
   ASSERT_FALSE(model.ok());
-  EXPECT_TRUE(Contains(model.status().message(), "module 2 ('GraphExecutorFactory') is imported below the kernel "
-                                                 "library (_lib, module 1)"))
+  EXPECT_TRUE(Contains(model.status().message(),
+                       "module 2 ('GraphExecutorFactory') is imported below the kernel "
+                       "library (_lib, module 1)"))
       << model.status().message();
 }
 
@@ -330,8 +332,8 @@ TEST_F(KernelTreeTest, PackedModelAsThreeFileLibraryStandsForItsKernelLibraryOnl
     testing::WriteFileOrDie(json, GraphCalling(name));
     auto e = CreateExecutorFromFiles(json, so, "", {CpuDevice()});
     ASSERT_FALSE(e.ok()) << name;
-    EXPECT_EQ(e.status().message(), json + ": node 1 ('fc'): kernel function '" + name +
-                                        "' is not in the kernel library or its imports");
+    EXPECT_EQ(e.status().message(),
+              json + ": node 1 ('fc'): kernel function '" + name + "' is not in the kernel library or its imports");
   }
   // A module that neither provides kernels nor is a packed model is refused.
   auto factory = MakeGraphExecutorFactory(GraphCalling("sorun_relu"), {}, Module());

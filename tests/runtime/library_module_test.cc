@@ -220,8 +220,7 @@ TEST(LibraryModuleOpenTest, ErrorsNameTheFile) {
   testing::WriteFileOrDie(junk, "this is not an ELF file");
   auto bad = LibraryModuleNode::Open(junk);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("junk.so: not an ELF file"), std::string::npos)
-      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("junk.so: not an ELF file"), std::string::npos) << bad.status().message();
 }
 
 TEST(CBackendApiTest, FuncCallThroughCAbi) {

@@ -158,8 +158,7 @@ TEST(ModuleTest, ImportsAreSearchedDepthFirstInOrder) {
   EXPECT_TRUE(root->GetFuncFromEnv("__tvm_set_device").ok());
   auto missing = root->GetFuncFromEnv("nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message(),
-            "cannot find function 'nope' in the imported modules or the global registry");
+  EXPECT_EQ(missing.status().message(), "cannot find function 'nope' in the imported modules or the global registry");
 }
 
 TEST(ModuleTest, ImportCyclesAreRefused) {
@@ -188,9 +187,8 @@ TEST(CBoundaryTest, ExceptionsFromPackedFunctionsBecomeErrorReturns) {
     s.resize(s.max_size() + 1);  // std::length_error
     return Status::Ok();
   });
-  PackedFunc throws_alloc = PackedFunc::FromBody("allocates", [](PackedArgs, Value*) -> Status {
-    throw std::bad_alloc();
-  });
+  PackedFunc throws_alloc =
+      PackedFunc::FromBody("allocates", [](PackedArgs, Value*) -> Status { throw std::bad_alloc(); });
   PackedFunc throws_other = PackedFunc::FromBody("throws", [](PackedArgs, Value*) -> Status { throw 42; });
   TVMValue ret;
   int ret_code = 0;
@@ -211,9 +209,8 @@ TEST(CBoundaryTest, ExceptionsFromPackedFunctionsBecomeErrorReturns) {
 }
 
 TEST(CBoundaryTest, GuardTurnsExceptionsIntoTheErrorValue) {
-  int* none = GuardCBoundary("TVMBackendAllocWorkspace", static_cast<int*>(nullptr), []() -> int* {
-    throw std::bad_alloc();
-  });
+  int* none =
+      GuardCBoundary("TVMBackendAllocWorkspace", static_cast<int*>(nullptr), []() -> int* { throw std::bad_alloc(); });
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(std::string(TVMGetLastError()), "TVMBackendAllocWorkspace: out of memory (std::bad_alloc)");
   EXPECT_EQ(GuardCBoundary("x", -1, [] { return 7; }), 7);

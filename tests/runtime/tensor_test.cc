@@ -107,8 +107,7 @@ TEST(TensorTest, CopiesCheckSizes) {
   EXPECT_EQ(b->data_as<float>()[3], 4.0f);
   Status s = c->CopyFrom(*a->dl());
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("float32[4] on cpu:0 (16 bytes) into float32[5] on cpu:0 (20 bytes)"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("float32[4] on cpu:0 (16 bytes) into float32[5] on cpu:0 (20 bytes)"), std::string::npos)
       << s.message();
   auto d = a->CopyToDevice(CpuDevice());
   ASSERT_TRUE(d.ok());

@@ -13,8 +13,8 @@
 #include <cstring>
 
 #include "api/model_loading.h"
-#include "serialization/blob_extent.h"
 #include "packer/elf_reader.h"
+#include "serialization/blob_extent.h"
 #include "serialization/loader.h"
 #include "serialization/module_blob.h"
 #include "tests/util/test_util.h"
@@ -115,21 +115,22 @@ TEST_F(LoaderBoundsTest, BlobAddressOutsideTheFile) {
 TEST_F(LoaderBoundsTest, BlobAddressInBss) {
   const LoadSegment& rw = WritableSegment();
   PutU64(&bytes_, blob_.entry_offset + 8, rw.vaddr + rw.file_size + 8);
-  ExpectSameDataLoss(Write("bss.so", bytes_), {"__tvm_dev_mblob at address", "zero-filled (.bss) part of PT_LOAD segment"});
+  ExpectSameDataLoss(Write("bss.so", bytes_),
+                     {"__tvm_dev_mblob at address", "zero-filled (.bss) part of PT_LOAD segment"});
 }
 
 TEST_F(LoaderBoundsTest, HugeBlobSize) {
   PutU64(&bytes_, blob_.entry_offset + 16, uint64_t{1} << 40);
-  ExpectSameDataLoss(Write("huge.so", bytes_), {"__tvm_dev_mblob at address", "(st_size 1099511627776) runs past the "
-                                                                               "end of PT_LOAD segment"});
+  ExpectSameDataLoss(Write("huge.so", bytes_), {"__tvm_dev_mblob at address",
+                                                "(st_size 1099511627776) runs past the "
+                                                "end of PT_LOAD segment"});
 }
 
 TEST_F(LoaderBoundsTest, NoSizeAndA2To40Prefix) {
   PutU64(&bytes_, blob_.entry_offset + 16, 0);
   PutU64(&bytes_, blob_file_offset_, uint64_t{1} << 40);
-  ExpectSameDataLoss(Write("prefix.so", bytes_),
-                     {"__tvm_dev_mblob (no st_size: bounded by the end of PT_LOAD segment",
-                      "length prefix claims 1099511627776 payload bytes"});
+  ExpectSameDataLoss(Write("prefix.so", bytes_), {"__tvm_dev_mblob (no st_size: bounded by the end of PT_LOAD segment",
+                                                  "length prefix claims 1099511627776 payload bytes"});
 }
 
 TEST_F(LoaderBoundsTest, NoSizeIsBoundedByTheSegmentAndStillLoads) {
@@ -185,8 +186,8 @@ TEST_F(LoaderBoundsTest, ChecksumRecordWithoutSizeAtTheSegmentEnd) {
 
 // e_shoff / e_shnum / e_shstrndx zeroed, as `sstrip` leaves a library: dlopen still works.
 std::string StripSectionHeaders(std::string bytes) {
-  PutU64(&bytes, 40, 0);                     // e_shoff
-  std::memset(bytes.data() + 58, 0, 6);      // e_shentsize, e_shnum, e_shstrndx
+  PutU64(&bytes, 40, 0);                 // e_shoff
+  std::memset(bytes.data() + 58, 0, 6);  // e_shentsize, e_shnum, e_shstrndx
   return bytes;
 }
 
@@ -240,7 +241,8 @@ TEST(ElfDynamicSegmentTest, StrippedLibrariesListTheSameDynamicSymbols) {
     auto full = ElfImage::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), lib);
     ASSERT_TRUE(full.ok()) << full.status().ToString();
     std::string stripped_bytes = StripSectionHeaders(bytes);
-    auto stripped = ElfImage::Parse(reinterpret_cast<const uint8_t*>(stripped_bytes.data()), stripped_bytes.size(), lib);
+    auto stripped =
+        ElfImage::Parse(reinterpret_cast<const uint8_t*>(stripped_bytes.data()), stripped_bytes.size(), lib);
     ASSERT_TRUE(stripped.ok()) << lib << ": " << stripped.status().ToString();
     EXPECT_EQ(stripped->dynamic_symbols().size(), full->dynamic_symbols().size()) << lib;
     std::vector<std::string> a, b;
@@ -271,7 +273,7 @@ TEST(ElfDynamicSegmentTest, MalformedDynamicTablesAreDataLoss) {
   uint64_t strsz_at = 0, hash_vaddr = 0;
   for (uint64_t at = dyn; at + 16 <= dyn + dyn_size; at += 16) {
     const uint64_t tag = GetU64(bytes, at);
-    if (tag == 10) strsz_at = at + 8;  // DT_STRSZ
+    if (tag == 10) strsz_at = at + 8;                  // DT_STRSZ
     if (tag == 4) hash_vaddr = GetU64(bytes, at + 8);  // DT_HASH
   }
   ASSERT_NE(strsz_at, 0u);
@@ -316,8 +318,7 @@ TEST(BoundSymbolBytesTest, TheRule) {
   EXPECT_NE(BoundSymbolBytes("s", 0x1010, 49, segs).status().message().find("runs past"), std::string::npos);
   EXPECT_NE(BoundSymbolBytes("s", 0x1040, 1, segs).status().message().find(".bss"), std::string::npos);
   EXPECT_NE(BoundSymbolBytes("s", 0x2000, 1, segs).status().message().find("outside"), std::string::npos);
-  EXPECT_NE(BoundSymbolBytes("s", UINT64_MAX, UINT64_MAX, segs).status().message().find("outside"),
-            std::string::npos);
+  EXPECT_NE(BoundSymbolBytes("s", UINT64_MAX, UINT64_MAX, segs).status().message().find("outside"), std::string::npos);
   segs[0].readable = false;
   EXPECT_NE(BoundSymbolBytes("s", 0x1010, 1, segs).status().message().find("not readable"), std::string::npos);
   EXPECT_FALSE(BoundSymbolBytes("s", 0x1010, 1, {}).ok());

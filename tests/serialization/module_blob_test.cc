@@ -107,7 +107,8 @@ TEST(ModuleBlobTest, CorruptionsAreErrorsWithOffsets) {
       {"count past entries", Bytes().U64(3).TestValue("a", 1).s, "entry 1: blob byte 57: truncated: type key"},
       {"key length past end", Bytes().U64(1).U64(1000).s, "type key length 1000 exceeds the 0 bytes left"},
       {"truncated payload", good.s.substr(0, 45), "truncated"},
-      {"unknown type key", Bytes().U64(1).Str("mystery").U64(7).s, "entry 0 ('mystery', type key at byte 16): no loader for 'mystery'"},
+      {"unknown type key", Bytes().U64(1).Str("mystery").U64(7).s,
+       "entry 0 ('mystery', type key at byte 16): no loader for 'mystery'"},
       {"empty type key", Bytes().U64(1).Str("").s, "entry 0 has an empty type key"},
       {"trailing bytes", good.s + "xyz", "3 trailing bytes after the 4 entries"},
       {"two _lib", Bytes().U64(3).Str("_lib").Str("_lib").Str("_import_tree").U64s({0, 1, 1}).U64s({1}).s,
@@ -166,7 +167,8 @@ TEST(ModuleSerializerTest, GraphLibDeviceTreeMatchesTvmLayout) {
   auto tree = SerializeModuleTree(root);
   ASSERT_TRUE(tree.ok()) << tree.status().ToString();
   EXPECT_TRUE(tree->has_import_tree);
-  EXPECT_EQ(tree->type_keys, (std::vector<std::string>{"sorun_test_value", "_lib", "sorun_test_value", "sorun_test_value"}));
+  EXPECT_EQ(tree->type_keys,
+            (std::vector<std::string>{"sorun_test_value", "_lib", "sorun_test_value", "sorun_test_value"}));
   EXPECT_EQ(tree->row_ptr, (std::vector<uint64_t>{0, 1, 3, 3, 3}));
   EXPECT_EQ(tree->child_indices, (std::vector<uint64_t>{1, 2, 3}));
   // Byte-identical to a hand-assembled blob; phase-1 DFS pops imports in reverse order, so b gets

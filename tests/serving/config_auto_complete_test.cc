@@ -31,8 +31,8 @@ ModelConfig Completed(const std::string& json, const std::vector<TensorInfo>& in
 }
 
 TEST(ConfigAutoCompleteTest, BatchOfOneModelGetsDynamicBatching) {
-  ModelConfig config = Completed(R"({"name": "mlp", "backend": "sorun", "max_batch_size": 0})", kMlpInputs,
-                                 kMlpOutputs);
+  ModelConfig config =
+      Completed(R"({"name": "mlp", "backend": "sorun", "max_batch_size": 0})", kMlpInputs, kMlpOutputs);
   EXPECT_EQ(config.max_batch_size, 4);
   EXPECT_TRUE(config.dynamic_batching);
   ASSERT_EQ(config.inputs.size(), 1u);  // the weight is not an input
@@ -60,8 +60,8 @@ TEST(ConfigAutoCompleteTest, NoBatchingWhenDefaultIsZeroOrFirstDimIsNotOne) {
 
 TEST(ConfigAutoCompleteTest, KeepsTheUsersChoices) {
   // Outputs given: only the inputs are filled, with the configured max_batch_size (0: full shape).
-  ModelConfig inputs_only = Completed(
-      R"({"output": [{"name": "softmax", "data_type": "TYPE_FP32", "dims": [1, 10]}]})", kMlpInputs, kMlpOutputs);
+  ModelConfig inputs_only = Completed(R"({"output": [{"name": "softmax", "data_type": "TYPE_FP32", "dims": [1, 10]}]})",
+                                      kMlpInputs, kMlpOutputs);
   EXPECT_EQ(inputs_only.max_batch_size, 0);
   EXPECT_EQ(inputs_only.inputs[0].dims, std::vector<int64_t>({1, 64}));
   ASSERT_EQ(inputs_only.outputs.size(), 1u);

@@ -43,7 +43,8 @@ class CliErrorsTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, code) << Describe(r);
     EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
     EXPECT_EQ(r.out, "") << Describe(r);
-    for (const std::string& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "'\n" << Describe(r);
+    for (const std::string& p : parts)
+      EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "'\n" << Describe(r);
   }
 
   static std::string* dir_;
@@ -59,11 +60,12 @@ TEST_F(CliErrorsTest, HelpIsOnStdoutWithExitZero) {
     EXPECT_EQ(r.exit_code, 0) << Describe(r);
     EXPECT_EQ(r.err, "");
     EXPECT_NE(r.out.find("Usage: sorun <command>"), std::string::npos) << r.out;
-    for (const char* c : {"inspect", "run", "bench", "pack", "verify"}) EXPECT_NE(r.out.find(c), std::string::npos) << c;
+    for (const char* c : {"inspect", "run", "bench", "pack", "verify"})
+      EXPECT_NE(r.out.find(c), std::string::npos) << c;
   }
   for (const char* c : {"inspect", "run", "bench", "pack", "verify"}) {
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {c, "--help"}, {c, "-h"}, {"help", c}, {c, Model(), "--help"}}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{c, "--help"}, {c, "-h"}, {"help", c}, {c, Model(), "--help"}}) {
       CliResult r = RunSorun(args);
       EXPECT_EQ(r.exit_code, 0) << Describe(r);
       EXPECT_EQ(r.err, "");
@@ -139,7 +141,8 @@ TEST_F(CliErrorsTest, InputErrorsExitOne) {
   testing::WriteFileOrDie(Path("garbage.npy"), "this is not numpy");
   ExpectError({"run", Model(), "--input", "data=" + Path("garbage.npy")}, 1, {"garbage.npy"});
   // An input name the graph does not have: the message lists the inputs.
-  ExpectError({"run", Model(), "--input", "image=" + files_->input}, 1, {"no input named 'image'", "data float32[1, 8]"});
+  ExpectError({"run", Model(), "--input", "image=" + files_->input}, 1,
+              {"no input named 'image'", "data float32[1, 8]"});
   // A required input without --input.
   ExpectError({"run", Model()}, 1, {"data", "float32[1, 8]", "--input data="});
 }
@@ -205,9 +208,10 @@ TEST_F(CliErrorsTest, OutputsThatAreNotRegularFilesAreRefusedBeforeAnyWork) {
   ASSERT_EQ(::mkfifo(Path("fifo.so").c_str(), 0644), 0);
   ASSERT_EQ(::mkdir(Path("dir.so").c_str(), 0755), 0);
   ASSERT_EQ(::symlink(Model().c_str(), Path("link.so").c_str()), 0);
-  const std::vector<std::pair<std::string, std::string>> outs = {
-      {"fifo.so", "exists and is a FIFO"}, {"dir.so", "exists and is a directory"},
-      {"link.so", "exists and is a symbolic link"}, {"fifo.so", "will not replace it"}};
+  const std::vector<std::pair<std::string, std::string>> outs = {{"fifo.so", "exists and is a FIFO"},
+                                                                 {"dir.so", "exists and is a directory"},
+                                                                 {"link.so", "exists and is a symbolic link"},
+                                                                 {"fifo.so", "will not replace it"}};
   for (const auto& [name, what] : outs) {
     ExpectError({"pack", "-o", Path(name), "--graph", files_->graph, "--params", files_->params, "--lib",
                  testing::NnKernelsSource()},
@@ -242,9 +246,9 @@ TEST_F(CliErrorsTest, OutputsThatAreNotRegularFilesAreRefusedBeforeAnyWork) {
 // Issue 13 class 8: every SORUN_* variable is strict, and a bad one is an error before any work.
 TEST_F(CliErrorsTest, MalformedEnvironmentVariablesAreErrors) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"SORUN_NUM_THREADS", "abc"}, {"SORUN_NUM_THREADS", "0"},   {"SORUN_NUM_THREADS", "4x"},
-      {"SORUN_NUM_THREADS", "99999999999999999999"},            {"SORUN_SPIN_US", "-1"},
-      {"SORUN_VERIFY_CHECKSUM", "yes"}};
+      {"SORUN_NUM_THREADS", "abc"}, {"SORUN_NUM_THREADS", "0"},
+      {"SORUN_NUM_THREADS", "4x"},  {"SORUN_NUM_THREADS", "99999999999999999999"},
+      {"SORUN_SPIN_US", "-1"},      {"SORUN_VERIFY_CHECKSUM", "yes"}};
   for (const auto& [var, value] : bad) {
     for (const char* cmd : {"run", "bench"}) {
       std::vector<std::string> args = {cmd, Model(), "--input", "data=" + files_->input};

@@ -57,7 +57,8 @@ class CliPackInspectTest : public ::testing::Test {
     CliResult r = Pack(args, lib);
     EXPECT_EQ(r.exit_code, code) << Describe(r);
     EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
-    for (const std::string& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "'\n" << Describe(r);
+    for (const std::string& p : parts)
+      EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "'\n" << Describe(r);
   }
 
   static std::string* dir_;
@@ -98,12 +99,25 @@ TEST_F(CliPackInspectTest, InspectText) {
   CliResult r = RunSorun({"inspect", Model()});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err, "");
-  for (const char* part : {"packed model", "x86_64 shared object", "__tvm_dev_mblob in", "import_tree layout",
-                           "__sorun_blob_checksum present", "matches the blob", "GraphExecutorFactory", "_lib",
-                           "the kernel library", "5 nodes (3 inputs, 2 operators)", "data  float32  [1, 8]",
-                           "w     float32  [4, 8]  param", "bias  float32  [4]     param", "softmax  float32  [1, 4]",
-                           "2 tensors, 144 B", "alignment pads (__sorun_pad_*) not counted",
-                           "kernels  sorun_dense_bias_relu, sorun_softmax", "memory plan", "cpu:0  params  144 B",
+  for (const char* part : {"packed model",
+                           "x86_64 shared object",
+                           "__tvm_dev_mblob in",
+                           "import_tree layout",
+                           "__sorun_blob_checksum present",
+                           "matches the blob",
+                           "GraphExecutorFactory",
+                           "_lib",
+                           "the kernel library",
+                           "5 nodes (3 inputs, 2 operators)",
+                           "data  float32  [1, 8]",
+                           "w     float32  [4, 8]  param",
+                           "bias  float32  [4]     param",
+                           "softmax  float32  [1, 4]",
+                           "2 tensors, 144 B",
+                           "alignment pads (__sorun_pad_*) not counted",
+                           "kernels  sorun_dense_bias_relu, sorun_softmax",
+                           "memory plan",
+                           "cpu:0  params  144 B",
                            "exported functions"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.out;
   }
@@ -154,8 +168,8 @@ TEST_F(CliPackInspectTest, InspectJson) {
 }
 
 TEST_F(CliPackInspectTest, TarAndCRouteAndModuleName) {
-  CliResult r = Pack({"-o", Path("m.tar"), "--graph", files_->graph, "--params", files_->params, "--c-route",
-                      "--module-name", "net"});
+  CliResult r = Pack(
+      {"-o", Path("m.tar"), "--graph", files_->graph, "--params", files_->params, "--c-route", "--module-name", "net"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("tar archive"), std::string::npos) << r.out;
   rapidjson::Document doc = InspectJson(Path("m.tar"));
@@ -210,8 +224,8 @@ TEST_F(CliPackInspectTest, NoChecksumAndKernelLibrary) {
 TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
   // The OpenCL module is packed from its payload alone: the command does not depend on a platform
   // (none is made visible to it here).
-  CliResult r = RunSorun({"pack", "-o", Path("cl.so"), "--graph", cl_->graph, "--lib", testing::OpenclHostKernelsSource(),
-                          "--opencl", cl_->source, "--opencl-fmap", cl_->fmap},
+  CliResult r = RunSorun({"pack", "-o", Path("cl.so"), "--graph", cl_->graph, "--lib",
+                          testing::OpenclHostKernelsSource(), "--opencl", cl_->source, "--opencl-fmap", cl_->fmap},
                          {{"OCL_ICD_VENDORS", "/nonexistent"}, {"OPENCL_VENDOR_PATH", "/nonexistent"}});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("[0] GraphExecutorFactory, [1] _lib, [2] opencl"), std::string::npos) << r.out;
@@ -225,15 +239,15 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
   EXPECT_EQ(dev["index"].GetUint64(), 2u);
   ASSERT_EQ(dev["kernels"].Size(), 2u);
   EXPECT_STREQ(dev["kernels"][0]["name"].GetString(), "scale");
-  EXPECT_EQ(Strings(dev["kernels"][0]["arg_types"]), (std::vector<std::string>{"handle", "handle", "float32", "int32"}));
+  EXPECT_EQ(Strings(dev["kernels"][0]["arg_types"]),
+            (std::vector<std::string>{"handle", "handle", "float32", "int32"}));
   EXPECT_EQ(Strings(dev["kernels"][0]["launch_param_tags"]), (std::vector<std::string>{"blockIdx.x", "threadIdx.x"}));
   EXPECT_STREQ(dev["kernels"][1]["name"].GetString(), "vadd");
   // No device_index in the graph: planned on the model's device type.
   EXPECT_STREQ(doc["memory_plan"][0]["device"].GetString(), "opencl:0");
   CliResult text = RunSorun({"inspect", Path("cl.so")});
   EXPECT_NE(text.out.find("[2] opencl: fmt cl"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("vadd   (handle, handle, handle, int32)   launch blockIdx.x, threadIdx.x"),
-            std::string::npos)
+  EXPECT_NE(text.out.find("vadd   (handle, handle, handle, int32)   launch blockIdx.x, threadIdx.x"), std::string::npos)
       << text.out;
 
   // Without a graph: a kernel library importing the OpenCL module (TVM's lib export).
@@ -278,15 +292,17 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
 TEST_F(CliPackInspectTest, CudaDeviceCodePacksAndInspectsWithoutAGpu) {
   // PTX text need not be valid for packing: nothing is compiled or loaded.
   testing::WriteFileOrDie(Path("k.ptx"), "// dummy PTX\n.version 7.0\n.target sm_80\n.address_size 64\n");
-  testing::WriteFileOrDie(Path("k.json"),
-                          "{\"func_info\": {\"k1\": {\"name\": \"\", \"arg_types\": [\"handle\", \"float32\", \"int64\"], "
-                          "\"launch_param_tags\": [\"blockIdx.x\", \"threadIdx.x\", \"tir.use_dyn_shared_memory\"]}, "
-                          "\"k2\": {\"arg_types\": [\"handle\"], \"thread_axis_tags\": [\"blockIdx.y\"]}}}");
+  testing::WriteFileOrDie(
+      Path("k.json"),
+      "{\"func_info\": {\"k1\": {\"name\": \"\", \"arg_types\": [\"handle\", \"float32\", \"int64\"], "
+      "\"launch_param_tags\": [\"blockIdx.x\", \"threadIdx.x\", \"tir.use_dyn_shared_memory\"]}, "
+      "\"k2\": {\"arg_types\": [\"handle\"], \"thread_axis_tags\": [\"blockIdx.y\"]}}}");
   // A fatbin with TVM's sidecar name (k2.tvm_meta.json found automatically).
   testing::WriteFileOrDie(Path("k2.fatbin"), std::string("\x50\xed\x55\xba\x01\x00\x10\x00", 8) + "fake fatbin");
-  testing::WriteFileOrDie(Path("k2.tvm_meta.json"),
-                          "{\"tvm_version\": \"0.12.0\", \"func_info\": {\"f\": {\"name\": \"\", \"arg_types\": "
-                          "[\"handle\", \"int32\"], \"launch_param_tags\": [\"threadIdx.x\"], \"arg_extra_tags\": [0, 0]}}}");
+  testing::WriteFileOrDie(
+      Path("k2.tvm_meta.json"),
+      "{\"tvm_version\": \"0.12.0\", \"func_info\": {\"f\": {\"name\": \"\", \"arg_types\": "
+      "[\"handle\", \"int32\"], \"launch_param_tags\": [\"threadIdx.x\"], \"arg_extra_tags\": [0, 0]}}}");
   CliResult r = Pack({"-o", Path("cuda.so"), "--graph", files_->graph, "--params", files_->params, "--cuda",
                       Path("k.ptx"), "--cuda-fmap", Path("k.json")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -322,8 +338,9 @@ TEST_F(CliPackInspectTest, KernelDescriptionErrorsNameTheFileAndKernel) {
   const std::string cl = cl_->source;
   const std::string host = testing::OpenclHostKernelsSource();
   ExpectPackError({"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap",
-                   fmap("tag.json", "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\"], \"launch_param_tags\": "
-                                    "[\"blockIdx.w\"]}}}")},
+                   fmap("tag.json",
+                        "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\"], \"launch_param_tags\": "
+                        "[\"blockIdx.w\"]}}}")},
                   {"tag.json", "vadd", "blockIdx.w"}, host);
   ExpectPackError({"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap",
                    fmap("type.json", "{\"func_info\": {\"scale\": {\"arg_types\": [\"float16x4\"]}}}")},
@@ -332,13 +349,15 @@ TEST_F(CliPackInspectTest, KernelDescriptionErrorsNameTheFileAndKernel) {
                   {"broken.json", "invalid JSON"}, host);
   ExpectPackError({"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap", fmap("nofi.json", "{\"kernels\": {}}")},
                   {"nofi.json", "unknown key \"kernels\""}, host);
-  ExpectPackError({"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap",
-                   fmap("extra.json", "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\"], \"arg_extra_tags\": [1]}}}")},
-                  {"extra.json", "vadd", "arg_extra_tags"}, host);
+  ExpectPackError(
+      {"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap",
+       fmap("extra.json", "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\"], \"arg_extra_tags\": [1]}}}")},
+      {"extra.json", "vadd", "arg_extra_tags"}, host);
   // The fmap and the source disagree: kernel 'vadd' only (the source has a 'scale' piece too).
   ExpectPackError({"-o", Path("x.so"), "--opencl", cl, "--opencl-fmap",
-                   fmap("one.json", "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\", \"handle\", \"handle\", "
-                                    "\"int32\"], \"launch_param_tags\": [\"blockIdx.x\", \"threadIdx.x\"]}}}")},
+                   fmap("one.json",
+                        "{\"func_info\": {\"vadd\": {\"arg_types\": [\"handle\", \"handle\", \"handle\", "
+                        "\"int32\"], \"launch_param_tags\": [\"blockIdx.x\", \"threadIdx.x\"]}}}")},
                   {"kernels.cl", "one.json", "scale"}, host);
   // No sidecar next to the device code.
   ExpectPackError({"-o", Path("x.so"), "--opencl", cl}, {"kernels.tvm_meta.json"}, host);
@@ -389,8 +408,8 @@ TEST_F(CliPackInspectTest, AlreadyLinkedSharedLibraryIsPackedByInjection) {
   CliResult r = RunSorun({"pack", "-o", Path("from_so.so"), "--graph", files_->graph, "--params", files_->params,
                           "--lib", Path("kernels_for_so.so")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  CliResult run = RunSorun({"run", Path("from_so.so"), "--input", "data=" + files_->input, "--output-dir",
-                            Path("from_so_out")});
+  CliResult run =
+      RunSorun({"run", Path("from_so.so"), "--input", "data=" + files_->input, "--output-dir", Path("from_so_out")});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   std::vector<float> y = testing::ReadFloatNpy(Path("from_so_out/output_0.npy"));
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
@@ -418,8 +437,8 @@ TEST_F(CliPackInspectTest, TvmStyleTarLibraryAsHostCode) {
   r = RunSorun({"pack", "-o", Path("from_tar.so"), "--graph", files_->graph, "--params", files_->params, "--lib",
                 Path("objs.tar")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  CliResult run = RunSorun({"run", Path("from_tar.so"), "--input", "data=" + files_->input, "--output-dir",
-                            Path("from_tar_out")});
+  CliResult run =
+      RunSorun({"run", Path("from_tar.so"), "--input", "data=" + files_->input, "--output-dir", Path("from_tar_out")});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   std::vector<float> y = testing::ReadFloatNpy(Path("from_tar_out/output_0.npy"));
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
@@ -453,8 +472,8 @@ TEST_F(CliPackInspectTest, GzipCompressedTarLikeTvmWrites) {
   EXPECT_TRUE(doc["checksum"]["valid"].GetBool());
   CliResult v = RunSorun({"verify", Path("tvm_model.tar")});
   EXPECT_EQ(v.exit_code, 0) << Describe(v);
-  CliResult run = RunSorun({"run", Path("tvm_model.tar"), "--input", "data=" + files_->input, "--output-dir",
-                            Path("gz_out")});
+  CliResult run =
+      RunSorun({"run", Path("tvm_model.tar"), "--input", "data=" + files_->input, "--output-dir", Path("gz_out")});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   std::vector<float> y = testing::ReadFloatNpy(Path("gz_out/output_0.npy"));
   ASSERT_EQ(y.size(), 4u);
@@ -463,8 +482,8 @@ TEST_F(CliPackInspectTest, GzipCompressedTarLikeTvmWrites) {
   r = RunSorun({"pack", "-o", Path("from_gz_tar.so"), "--graph", files_->graph, "--params", files_->params, "--lib",
                 Path("tvm_objs.tar")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  run = RunSorun({"run", Path("from_gz_tar.so"), "--input", "data=" + files_->input, "--output-dir",
-                  Path("gz_tar_out")});
+  run =
+      RunSorun({"run", Path("from_gz_tar.so"), "--input", "data=" + files_->input, "--output-dir", Path("gz_tar_out")});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   y = testing::ReadFloatNpy(Path("gz_tar_out/output_0.npy"));
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], files_->expected[i], 1e-6);
@@ -486,14 +505,15 @@ TEST_F(CliPackInspectTest, OutputDirectoryIsCreated) {
 // A library constructor that would create a marker file: inspect and verify read the file without
 // running it; run loads it (the control).
 TEST_F(CliPackInspectTest, InspectNeverLoadsTheLibrary) {
-  testing::WriteFileOrDie(Path("marker.c"),
-                          "#include <stdio.h>\n#include <stdlib.h>\n"
-                          "__attribute__((constructor)) static void sorun_test_marker(void) {\n"
-                          "  const char* path = getenv(\"SORUN_TEST_MARKER\");\n"
-                          "  if (path) { FILE* f = fopen(path, \"w\"); if (f) { fputs(\"loaded\\n\", f); fclose(f); } }\n"
-                          "}\n");
-  CliResult r = RunSorun({"pack", "-o", Path("marker.so"), "--graph", files_->graph, "--params", files_->params, "--lib",
-                          testing::NnKernelsSource(), Path("marker.c")});
+  testing::WriteFileOrDie(
+      Path("marker.c"),
+      "#include <stdio.h>\n#include <stdlib.h>\n"
+      "__attribute__((constructor)) static void sorun_test_marker(void) {\n"
+      "  const char* path = getenv(\"SORUN_TEST_MARKER\");\n"
+      "  if (path) { FILE* f = fopen(path, \"w\"); if (f) { fputs(\"loaded\\n\", f); fclose(f); } }\n"
+      "}\n");
+  CliResult r = RunSorun({"pack", "-o", Path("marker.so"), "--graph", files_->graph, "--params", files_->params,
+                          "--lib", testing::NnKernelsSource(), Path("marker.c")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::string marker = Path("marker.txt");
   const std::map<std::string, std::string> env = {{"SORUN_TEST_MARKER", marker}};

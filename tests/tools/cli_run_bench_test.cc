@@ -94,8 +94,8 @@ TEST_F(CliRunBenchTest, NoVerifySkipsTheIntegrityCheck) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
   EXPECT_NE(r.err.find("checksum mismatch"), std::string::npos) << r.err;
-  r = RunSorun({"run", Path("tampered.so"), "--no-verify", "--input", "data=" + files_->input, "--output-dir",
-                Path("t2")});
+  r = RunSorun(
+      {"run", Path("tampered.so"), "--no-verify", "--input", "data=" + files_->input, "--output-dir", Path("t2")});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
   r = RunSorun({"bench", Path("tampered.so"), "--no-verify", "--repeat", "1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
@@ -196,7 +196,8 @@ TEST_F(CliRunBenchTest, BenchReportsTimeToFirstResult) {
   }
   CliResult text = RunSorun({"bench", Model(), "--repeat", "2", "--warm-executor"});
   ASSERT_EQ(text.exit_code, 0) << Describe(text);
-  for (const char* part : {"warmup ", "TTFR ", "(time to first result: load + create + warmup + first run; prefetch willneed)"}) {
+  for (const char* part :
+       {"warmup ", "TTFR ", "(time to first result: load + create + warmup + first run; prefetch willneed)"}) {
     EXPECT_NE(text.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << text.out;
   }
   CliResult bad = RunSorun({"bench", Model(), "--prefetch", "always"});
@@ -247,8 +248,8 @@ TEST_F(CliOpenclTest, PackedOpenclModelRunsOnTheDevice) {
   r = RunSorun({"pack", "-o", Path("cl_lib.so"), "--lib", testing::OpenclHostKernelsSource(), "--opencl", cl.source,
                 "--opencl-fmap", cl.fmap});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  r = RunSorun({"run", Path("cl_lib.so"), "--graph", cl.graph, "--device", "opencl", "--input", "a=" + cl.a,
-                "--input", "b=" + cl.b, "--output-dir", Path("cl_three_file_out")});
+  r = RunSorun({"run", Path("cl_lib.so"), "--graph", cl.graph, "--device", "opencl", "--input", "a=" + cl.a, "--input",
+                "b=" + cl.b, "--output-dir", Path("cl_three_file_out")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   y = testing::ReadFloatNpy(Path("cl_three_file_out/output_0.npy"));
   for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], cl.expected[i]) << i;

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "graph_executor/graph_builder.h"
 #include "format/binary_writer.h"
+#include "graph_executor/graph_builder.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "tests/util/test_util.h"

@@ -65,7 +65,8 @@ TEST(FlagsTest, Integers) {
 
 TEST(CommandTest, ErrorsAreOneLine) {
   EXPECT_EQ(OneLine("a\nb"), "a | b");
-  EXPECT_EQ(OneLine("compiling x.c: x.c:1:2: error: bad\n  1 | int x(\n    |  ^\n"), "compiling x.c: x.c:1:2: error: bad | 1 | int x( | |  ^");
+  EXPECT_EQ(OneLine("compiling x.c: x.c:1:2: error: bad\n  1 | int x(\n    |  ^\n"),
+            "compiling x.c: x.c:1:2: error: bad | 1 | int x( | |  ^");
   EXPECT_EQ(OneLine("tab\there\r\n"), "tab here");
   std::ostringstream out, err;
   CommandIo io{out, err};
@@ -118,22 +119,24 @@ TEST(FmapTest, ErrorsNameTheFileAndKernel) {
     const char* json;
     std::vector<std::string> parts;
   };
-  for (const Case& c : std::vector<Case>{
-           {"[1]", {"f.json", "func_info"}},
-           {"{", {"f.json", "invalid JSON"}},
-           {R"({"func_info": {}})", {"f.json", "no kernels"}},
-           {R"({"func_info": {"k": {}}})", {"f.json", "'k'", "arg_types"}},
-           {R"({"func_info": {"k": {"arg_types": ["float99"]}}})", {"f.json", "'k'", "float99"}},
-           {R"({"func_info": {"k": {"arg_types": ["float32x4"]}}})", {"f.json", "'k'"}},
-           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["warpIdx.x"]}}})", {"f.json", "'k'", "warpIdx.x"}},
-           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["tir.use_dyn_shared_memory", "blockIdx.x"]}}})",
-            {"f.json", "'k'", "last"}},
-           {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["blockIdx.x"], "thread_axis_tags": ["blockIdx.y"]}}})",
-            {"f.json", "'k'", "disagree"}},
-           {R"({"func_info": {"k": {"arg_types": [], "arg_extra_tags": [1]}}})", {"f.json", "'k'", "arg_extra_tags"}},
-           {R"({"func_info": {"k": {"arg_types": [], "launch_tags": []}}})", {"f.json", "'k'", "launch_tags"}},
-           {R"({"func_info": {"k": {"arg_types": []}}, "extra": 1})", {"f.json", "extra"}},
-       }) {
+  for (
+      const Case& c : std::vector<Case>{
+          {"[1]", {"f.json", "func_info"}},
+          {"{", {"f.json", "invalid JSON"}},
+          {R"({"func_info": {}})", {"f.json", "no kernels"}},
+          {R"({"func_info": {"k": {}}})", {"f.json", "'k'", "arg_types"}},
+          {R"({"func_info": {"k": {"arg_types": ["float99"]}}})", {"f.json", "'k'", "float99"}},
+          {R"({"func_info": {"k": {"arg_types": ["float32x4"]}}})", {"f.json", "'k'"}},
+          {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["warpIdx.x"]}}})",
+           {"f.json", "'k'", "warpIdx.x"}},
+          {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["tir.use_dyn_shared_memory", "blockIdx.x"]}}})",
+           {"f.json", "'k'", "last"}},
+          {R"({"func_info": {"k": {"arg_types": [], "launch_param_tags": ["blockIdx.x"], "thread_axis_tags": ["blockIdx.y"]}}})",
+           {"f.json", "'k'", "disagree"}},
+          {R"({"func_info": {"k": {"arg_types": [], "arg_extra_tags": [1]}}})", {"f.json", "'k'", "arg_extra_tags"}},
+          {R"({"func_info": {"k": {"arg_types": [], "launch_tags": []}}})", {"f.json", "'k'", "launch_tags"}},
+          {R"({"func_info": {"k": {"arg_types": []}}, "extra": 1})", {"f.json", "extra"}},
+      }) {
     auto k = ParseFmapJson(c.json, "f.json");
     ASSERT_FALSE(k.ok()) << c.json;
     for (const std::string& p : c.parts) {
@@ -224,12 +227,14 @@ TEST(ValuesTest, FillAndFormatStayInsideSubByteAndVectorDtypes) {
 
 TEST(JsonTest, StringsFromUntrustedFilesAreValidUtf8) {
   EXPECT_EQ(ValidUtf8("plain"), "plain");
-  EXPECT_EQ(ValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
-            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-  EXPECT_EQ(ValidUtf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
-  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");      // overlong
+  EXPECT_EQ(ValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(ValidUtf8("a\xff"
+                      "b"),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong
   EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
-  EXPECT_EQ(ValidUtf8("end\xe2\x82"), "end\xef\xbf\xbd\xef\xbf\xbd");  // truncated
+  EXPECT_EQ(ValidUtf8("end\xe2\x82"), "end\xef\xbf\xbd\xef\xbf\xbd");            // truncated
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   WriteJsonString(w, std::string("k\x01\xfe\"", 4));

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/registry_keys.h"
 #include "packer/elf_reader.h"
+#include "runtime/registry_keys.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 
@@ -24,8 +24,9 @@ class CliVerifyTest : public ::testing::Test {
     dir_ = new std::string(testing::MakeTempDir("cli_verify"));
     files_ = new testing::SmallModelFiles(testing::WriteSmallModel(*dir_));
     for (bool checksum : {true, false}) {
-      std::vector<std::string> args = {"pack", "-o", Path(checksum ? "model.so" : "nock.so"), "--graph", files_->graph,
-                                       "--params", files_->params, "--lib", testing::NnKernelsSource()};
+      std::vector<std::string> args = {"pack",         "-o",          Path(checksum ? "model.so" : "nock.so"),
+                                       "--graph",      files_->graph, "--params",
+                                       files_->params, "--lib",       testing::NnKernelsSource()};
       if (!checksum) args.push_back("--no-checksum");
       CliResult r = RunSorun(args);
       ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -82,8 +83,8 @@ TEST_F(CliVerifyTest, EveryCorruptedBlobByteIsCaught) {
     EXPECT_TRUE(IsOneErrorLine(r)) << Describe(r);
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("corrupt.so"), std::string::npos) << r.err;
-    const bool names_cause = r.err.find("checksum mismatch") != std::string::npos ||
-                             r.err.find("length prefix") != std::string::npos;
+    const bool names_cause =
+        r.err.find("checksum mismatch") != std::string::npos || r.err.find("length prefix") != std::string::npos;
     EXPECT_TRUE(names_cause) << "offset " << offset << ": " << r.err;
   }
 }

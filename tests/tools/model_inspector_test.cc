@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cuda/cuda_module.h"
+#include "backends/device_module_payload.h"
+#include "format/binary_writer.h"
+#include "format/elf_preflight.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
-#include "format/binary_writer.h"
-#include "backends/cuda/cuda_module.h"
-#include "runtime/data_type.h"
-#include "backends/device_module_payload.h"
-#include "format/elf_preflight.h"
-#include "runtime/tensor_io.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
+#include "runtime/data_type.h"
+#include "runtime/tensor_io.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 #include "tools/cli/device_payload_module.h"
@@ -49,7 +49,8 @@ DeviceModulePayload OpenclPayload() {
   DeviceModulePayload p;
   p.fmt = "cl";
   p.functions = {{"copy", Info({MakeDType(kDTypeHandle, 64), MakeDType(kDTypeHandle, 64)}, {"threadIdx.x"})}};
-  p.data = "__kernel void copy(__global const float* a, __global float* b) { b[get_global_id(0)] = a[get_global_id(0)]; }\n";
+  p.data =
+      "__kernel void copy(__global const float* a, __global float* b) { b[get_global_id(0)] = a[get_global_id(0)]; }\n";
   return p;
 }
 
@@ -254,13 +255,14 @@ TEST_F(ModelInspectorTest, MalformedBlobWithAValidChecksumFailsVerify) {
   testing::CliResult cli = testing::RunSorun({"verify", Path("garbage.so")});
   EXPECT_EQ(cli.exit_code, 1) << testing::Describe(cli);
   EXPECT_TRUE(testing::IsOneErrorLine(cli)) << testing::Describe(cli);
-  EXPECT_EQ(cli.err.find("checksum"), std::string::npos) << "the checksum matches; the structure is the problem: "
-                                                          << cli.err;
+  EXPECT_EQ(cli.err.find("checksum"), std::string::npos)
+      << "the checksum matches; the structure is the problem: " << cli.err;
 }
 
 TEST_F(ModelInspectorTest, TvmFfiArtifactsAreRecognised) {
-  testing::WriteFileOrDie(Path("ffi.c"), "const unsigned char __tvm_ffi__library_bin[16] = {1};\n"
-                                         "int __tvm_ffi_main(void) { return 0; }\n");
+  testing::WriteFileOrDie(Path("ffi.c"),
+                          "const unsigned char __tvm_ffi__library_bin[16] = {1};\n"
+                          "int __tvm_ffi_main(void) { return 0; }\n");
   HostCode code;
   code.files = {Path("ffi.c")};
   ASSERT_TRUE(LinkLibraryWithBlob(nullptr, {code}, Path("ffi.so")).ok());

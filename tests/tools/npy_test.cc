@@ -125,9 +125,9 @@ TEST(NpyTest, ReadsEveryDtypeWrittenByNumpy) {
 }
 
 TEST(NpyTest, WritesTheSameBytesAsNumpySave) {
-  for (const std::string name : {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                 "uint32", "uint64", "bool", "scalar_float64", "vector_int32", "empty_float32",
-                                 "rank5_uint8"}) {
+  for (const std::string name :
+       {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "bool", "scalar_float64", "vector_int32", "empty_float32", "rank5_uint8"}) {
     SCOPED_TRACE(name);
     const std::string file = ReadFileOrDie(Fixture(name + ".npy"));
     auto t = ParseNpy(file, name);
@@ -201,7 +201,8 @@ TEST(NpyTest, RoundTripsEveryDtypeAndShape) {
   const std::string dir = MakeTempDir("npy");
   std::mt19937 rng(7);
   for (const DtypeCase& c : DtypeCases()) {
-    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {0}, {7}, {3, 0, 2}, {2, 3, 4}, {1, 1, 1, 1, 5}}) {
+    for (const std::vector<int64_t>& shape :
+         std::vector<std::vector<int64_t>>{{}, {0}, {7}, {3, 0, 2}, {2, 3, 4}, {1, 1, 1, 1, 5}}) {
       SCOPED_TRACE(c.name + " " + ShapeToString(shape.data(), static_cast<int>(shape.size())));
       auto t = Tensor::Empty(shape, c.dtype, CpuDevice());
       ASSERT_TRUE(t.ok()) << t.status().ToString();
@@ -301,8 +302,8 @@ TEST(NpyTest, DescrMapping) {
   EXPECT_EQ(*NpyDescrToDType("<b1"), Bool());
   EXPECT_EQ(*NpyDescrToDType("<i8"), Int64());
   EXPECT_EQ(*NpyDescrToDType("<f2"), MakeDType(kDLFloat, 16));
-  for (const std::string bad : {"", "<", "f", "<f3", "<f16", "<c8", "<U5", "|O", "<M8[ns]", "<V4", "<i16", "|b2",
-                                "<f4x", "<f99999999999"}) {
+  for (const std::string bad :
+       {"", "<", "f", "<f3", "<f16", "<c8", "<U5", "|O", "<M8[ns]", "<V4", "<i16", "|b2", "<f4x", "<f99999999999"}) {
     EXPECT_ERROR(NpyDescrToDType(bad).status(), StatusCode::kUnimplemented, "unsupported dtype descr '" + bad + "'");
   }
   EXPECT_ERROR(NpyDescrToDType(">f8").status(), StatusCode::kUnimplemented, "big-endian", "'>f8'");
@@ -371,7 +372,8 @@ TEST(NpyTest, HeaderLengthPastTheEnd) {
   EXPECT_ERROR(ParseStatus(v2), StatusCode::kDataLoss, "x.npy byte 8: header length 4294967295 exceeds the");
   // Truncated inside the header.
   const std::string whole = ReadFileOrDie(Fixture("float32.npy"));
-  EXPECT_ERROR(ParseStatus(whole.substr(0, 50)), StatusCode::kDataLoss, "byte 8: header length 118 exceeds the 40 bytes left");
+  EXPECT_ERROR(ParseStatus(whole.substr(0, 50)), StatusCode::kDataLoss,
+               "byte 8: header length 118 exceeds the 40 bytes left");
 }
 
 TEST(NpyTest, MalformedHeaderDicts) {
@@ -415,7 +417,8 @@ TEST(NpyTest, MalformedHeaderDicts) {
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}", StatusCode::kDataLoss,
        "byte 61: header: dimension 99999999999999999999 in 'shape' exceeds int64"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775807, 9223372036854775807)}",
-       StatusCode::kDataLoss, "byte 60: header: shape (9223372036854775807, 9223372036854775807) of '<f4' is too large"},
+       StatusCode::kDataLoss,
+       "byte 60: header: shape (9223372036854775807, 9223372036854775807) of '<f4' is too large"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,)}", StatusCode::kDataLoss,
        "byte 60: header: shape (4611686018427387904,) of '<f4' is too large"},
       {"{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", StatusCode::kDataLoss,

@@ -82,22 +82,21 @@ TEST_P(BadKernelTest, VerifyAndExecutorCreationBothRefuse) {
   EXPECT_NE(exec.status().message().find("'fc'"), std::string::npos) << exec.status().ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Symbols, BadKernelTest,
-    ::testing::Values(BadKernel{"system", "is not a function the library exports"},
-                      BadKernel{"abort", "is not a function the library exports"},
-                      BadKernel{"free", "is not a function the library exports"},
-                      BadKernel{"puts", "is not a function the library exports"},
-                      BadKernel{"no_such_kernel", "is not a function the library exports"},
-                      BadKernel{"__tvm_dev_mblob", "reserved by the TVM/sorun ABI"},
-                      BadKernel{"__tvm_module_ctx", "reserved by the TVM/sorun ABI"},
-                      BadKernel{"__TVMFuncCall", "reserved by the TVM/sorun ABI"},
-                      BadKernel{"__sorun_blob_checksum", "reserved by the TVM/sorun ABI"}),
-    [](const ::testing::TestParamInfo<BadKernel>& info) {
-      std::string name;
-      for (const char* p = info.param.symbol; *p; ++p) name += (*p == '_') ? 'u' : *p;
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Symbols, BadKernelTest,
+                         ::testing::Values(BadKernel{"system", "is not a function the library exports"},
+                                           BadKernel{"abort", "is not a function the library exports"},
+                                           BadKernel{"free", "is not a function the library exports"},
+                                           BadKernel{"puts", "is not a function the library exports"},
+                                           BadKernel{"no_such_kernel", "is not a function the library exports"},
+                                           BadKernel{"__tvm_dev_mblob", "reserved by the TVM/sorun ABI"},
+                                           BadKernel{"__tvm_module_ctx", "reserved by the TVM/sorun ABI"},
+                                           BadKernel{"__TVMFuncCall", "reserved by the TVM/sorun ABI"},
+                                           BadKernel{"__sorun_blob_checksum", "reserved by the TVM/sorun ABI"}),
+                         [](const ::testing::TestParamInfo<BadKernel>& info) {
+                           std::string name;
+                           for (const char* p = info.param.symbol; *p; ++p) name += (*p == '_') ? 'u' : *p;
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace sorun

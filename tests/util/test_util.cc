@@ -6,11 +6,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace sorun {
 namespace testing {

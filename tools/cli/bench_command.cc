@@ -8,8 +8,8 @@
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
-#include "tools/cli/memory_plan_json.h"
 #include "tools/cli/latency_stats.h"
+#include "tools/cli/memory_plan_json.h"
 #include "tools/cli/model_session.h"
 #include "tools/cli/process_memory.h"
 #include "tools/cli/text_table.h"
@@ -24,12 +24,15 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
       {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
       {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME (others: pseudo-random)"},
-      {"--warmup", "", true, false, "N", "untimed runs before measuring (default " + std::to_string(kDefaultWarmup) + ")"},
+      {"--warmup", "", true, false, "N",
+       "untimed runs before measuring (default " + std::to_string(kDefaultWarmup) + ")"},
       {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
       {"--json", "", false, false, "", "print one JSON object instead of text"},
       {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
-      {"--prefetch", "", true, false, "MODE", "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
-      {"--warm-executor", "", false, false, "", "call GraphExecutor::Warmup() before the first run (timed, part of TTFR)"},
+      {"--prefetch", "", true, false, "MODE",
+       "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
+      {"--warm-executor", "", false, false, "",
+       "call GraphExecutor::Warmup() before the first run (timed, part of TTFR)"},
   };
   return specs;
 }
@@ -45,12 +48,9 @@ std::string Ms(double v) {
 
 const char* PrefetchName(RuntimeOptions::Prefetch mode) {
   switch (mode) {
-    case RuntimeOptions::Prefetch::kNone:
-      return "none";
-    case RuntimeOptions::Prefetch::kWillNeed:
-      return "willneed";
-    case RuntimeOptions::Prefetch::kPopulate:
-      return "populate";
+    case RuntimeOptions::Prefetch::kNone: return "none";
+    case RuntimeOptions::Prefetch::kWillNeed: return "willneed";
+    case RuntimeOptions::Prefetch::kPopulate: return "populate";
   }
   return "?";
 }
@@ -135,7 +135,8 @@ std::string ToText(const BenchResult& r) {
   if (r.warm_executor) t.AddRow({"warmup", Ms(r.warmup_ms) + " ms (GraphExecutor::Warmup)"});
   t.AddRow({"first run", Ms(r.first_run_ms) + " ms"});
   t.AddRow({"TTFR", Ms(r.ttfr_ms()) + " ms (time to first result: load + create" +
-                        std::string(r.warm_executor ? " + warmup" : "") + " + first run; prefetch " + r.prefetch + ")"});
+                        std::string(r.warm_executor ? " + warmup" : "") + " + first run; prefetch " + r.prefetch +
+                        ")"});
   t.AddRow({"run", "min " + Ms(r.run.min) + "  median " + Ms(r.run.median) + "  p90 " + Ms(r.run.p90) + "  max " +
                        Ms(r.run.max) + "  mean " + Ms(r.run.mean) + " ms  (" + std::to_string(r.repeat) +
                        " runs after " + std::to_string(r.warmup) + " warmup)"});

@@ -87,7 +87,8 @@ int RunSorunCli(const std::vector<std::string>& args, CommandIo& io) {
       return kExitSuccess;
     }
     const CommandEntry* c = FindCommand(args[1]);
-    if (c == nullptr) return UsageError(io, "help: unknown command '" + args[1] + "' (commands: " + CommandNames() + ")");
+    if (c == nullptr)
+      return UsageError(io, "help: unknown command '" + args[1] + "' (commands: " + CommandNames() + ")");
     io.out << c->usage();
     return kExitSuccess;
   }

@@ -17,8 +17,8 @@ std::string OneLine(std::string_view message) {
     if (c == '\r' || c == '\n') {
       // Collapse runs of line breaks (and the blanks around them) into one separator.
       while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
-      while (i + 1 < message.size() && (message[i + 1] == '\n' || message[i + 1] == '\r' ||
-                                        message[i + 1] == ' ' || message[i + 1] == '\t')) {
+      while (i + 1 < message.size() &&
+             (message[i + 1] == '\n' || message[i + 1] == '\r' || message[i + 1] == ' ' || message[i + 1] == '\t')) {
         ++i;
       }
       if (!out.empty() && i + 1 < message.size()) out += " | ";
@@ -86,8 +86,9 @@ Status CheckOutputFile(const std::string& path, std::string_view what) {
   if (S_ISREG(st.st_mode)) return Status::Ok();
   std::string message = std::string(what) + " " + path + " exists and is " + FileTypeName(st.st_mode);
   if (S_ISLNK(st.st_mode)) {
-    message += "; sorun replaces output files whole, which would replace the link, not what it points to: "
-               "name the target or remove the link";
+    message +=
+        "; sorun replaces output files whole, which would replace the link, not what it points to: "
+        "name the target or remove the link";
   } else {
     message += "; sorun writes only regular files and will not replace it";
   }

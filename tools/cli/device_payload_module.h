@@ -15,8 +15,8 @@
 #include <string>
 
 #include "backends/device_module_payload.h"
-#include "runtime/module.h"
 #include "base/status.h"
+#include "runtime/module.h"
 
 namespace sorun {
 namespace cli {

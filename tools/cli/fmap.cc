@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "runtime/data_type.h"
 #include "base/file_util.h"
+#include "runtime/data_type.h"
 
 namespace sorun {
 namespace cli {
@@ -55,11 +55,12 @@ StatusOr<FunctionInfo> ParseKernel(const std::string& source_name, const std::st
     } else if (key == "arg_extra_tags") {
       if (!field.IsArray()) return InvalidArgument(where + ": \"arg_extra_tags\" must be an array of integers");
       for (rapidjson::SizeType i = 0; i < field.Size(); ++i) {
-        if (!field[i].IsInt()) return InvalidArgument(where + ": arg_extra_tags[" + std::to_string(i) + "] must be an integer");
+        if (!field[i].IsInt())
+          return InvalidArgument(where + ": arg_extra_tags[" + std::to_string(i) + "] must be an integer");
         if (field[i].GetInt() != 0) {
-          return InvalidArgument(where + ": arg_extra_tags[" + std::to_string(i) + "] is " +
-                                 std::to_string(field[i].GetInt()) +
-                                 " (a TVM v0.21+ tag such as TensorMap); the legacy payload sorun writes cannot carry it");
+          return InvalidArgument(
+              where + ": arg_extra_tags[" + std::to_string(i) + "] is " + std::to_string(field[i].GetInt()) +
+              " (a TVM v0.21+ tag such as TensorMap); the legacy payload sorun writes cannot carry it");
         }
       }
     } else {
@@ -86,8 +87,8 @@ StatusOr<KernelMap> ParseFmapJson(std::string_view json, const std::string& sour
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
-    return InvalidArgument(source_name + " byte " + std::to_string(doc.GetErrorOffset()) + ": invalid JSON: " +
-                           rapidjson::GetParseError_En(doc.GetParseError()));
+    return InvalidArgument(source_name + " byte " + std::to_string(doc.GetErrorOffset()) +
+                           ": invalid JSON: " + rapidjson::GetParseError_En(doc.GetParseError()));
   }
   if (!doc.IsObject()) return InvalidArgument(source_name + ": expected a JSON object with \"func_info\"");
   const Value* func_info = nullptr;

@@ -95,14 +95,17 @@ std::string InspectUsage() {
 
 std::string InspectReportToText(const InspectReport& r) {
   std::string out;
-  std::string what = r.kind == ArtifactKind::kPackedModel    ? (r.graph ? "packed model" : "kernel library with a module blob")
+  std::string what = r.kind == ArtifactKind::kPackedModel
+                         ? (r.graph ? "packed model" : "kernel library with a module blob")
                      : r.kind == ArtifactKind::kKernelLibrary ? "kernel library"
                                                               : "TVM v0.21+ (tvm-ffi) artifact";
-  out += r.path + ": " + what + " (" + (r.is_tar ? "tar archive of " + r.machine + " objects" : r.machine + " " + r.elf_type) +
-         ", " + FormatBytes(r.file_bytes) + ")\n";
+  out += r.path + ": " + what + " (" +
+         (r.is_tar ? "tar archive of " + r.machine + " objects" : r.machine + " " + r.elf_type) + ", " +
+         FormatBytes(r.file_bytes) + ")\n";
   if (r.kind == ArtifactKind::kKernelLibrary) {
-    out += "  no __tvm_dev_mblob: a plain kernel library without graph, parameters or device modules\n"
-           "  (the library of a three-file deployment: run it with --graph G.json [--params P.params])\n";
+    out +=
+        "  no __tvm_dev_mblob: a plain kernel library without graph, parameters or device modules\n"
+        "  (the library of a three-file deployment: run it with --graph G.json [--params P.params])\n";
   } else if (r.kind == ArtifactKind::kTvmFfi) {
     out += "  built by TVM v0.21 or later (tvm-ffi ABI: " + Join(r.ffi_symbols, ", ") +
            "); sorun loads the legacy ABI of TVM v0.8 - v0.20 only\n";
@@ -144,8 +147,8 @@ std::string InspectReportToText(const InspectReport& r) {
     out += "\ngraph (module " + std::to_string(g.module_index) + ", " + g.type_key + " '" + g.module_name + "')\n";
     size_t num_inputs = g.inputs.size();
     out += "  " + std::to_string(g.num_nodes) + " nodes (" + std::to_string(num_inputs) + " inputs, " +
-           std::to_string(g.num_op_nodes) + (g.num_op_nodes == 1 ? " operator), " : " operators), ") + std::to_string(g.num_entries) + " entries, graph JSON " +
-           FormatBytes(g.graph_json_bytes) + "\n";
+           std::to_string(g.num_op_nodes) + (g.num_op_nodes == 1 ? " operator), " : " operators), ") +
+           std::to_string(g.num_entries) + " entries, graph JSON " + FormatBytes(g.graph_json_bytes) + "\n";
     out += "  inputs\n";
     TextTable in("    ");
     for (const InspectedTensor& t : g.inputs) {
@@ -199,8 +202,8 @@ std::string InspectReportToText(const InspectReport& r) {
     }
   }
   for (const InspectedConstants& c : r.constant_modules) {
-    out += "\nconstants (module " + std::to_string(c.module_index) + ", " + c.type_key + "): " +
-           std::to_string(c.constants.size()) + " tensors, symbols " + Join(c.symbols, ", ") + "\n";
+    out += "\nconstants (module " + std::to_string(c.module_index) + ", " + c.type_key +
+           "): " + std::to_string(c.constants.size()) + " tensors, symbols " + Join(c.symbols, ", ") + "\n";
   }
 
   if (!r.host_functions.empty()) {

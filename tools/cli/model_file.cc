@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "format/binary_reader.h"
+#include "packer/tar_archive.h"
 #include "runtime/registry_keys.h"
 #include "serialization/module_blob.h"
-#include "packer/tar_archive.h"
 #include "tools/cli/command.h"
 
 namespace sorun {
@@ -29,10 +29,13 @@ StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
   // ".tar" exports are gzip-compressed: `tar -czf`).
   const uint8_t* bytes = model.file_->data();
   const size_t size = model.file_->size();
-  const bool elf_magic = size >= 4 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0;
+  const bool elf_magic = size >= 4 && std::memcmp(bytes,
+                                                  "\x7f"
+                                                  "ELF",
+                                                  4) == 0;
   const bool ustar_magic = size >= 262 && std::memcmp(bytes + 257, "ustar", 5) == 0;
-  model.is_tar_ = !elf_magic && (ustar_magic || HasGzipMagic(bytes, size) ||
-                                 std::filesystem::path(path).extension() == ".tar");
+  model.is_tar_ =
+      !elf_magic && (ustar_magic || HasGzipMagic(bytes, size) || std::filesystem::path(path).extension() == ".tar");
   if (!model.is_tar_) {
     ObjectPtr<Object> owner(model.file_);
     SORUN_ASSIGN_OR_RETURN(ElfImage image, ElfImage::Parse(model.file_->data(), model.file_->size(), path, owner));
@@ -50,8 +53,8 @@ StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
   }
   for (const ModelFileMember& m : model.members_) {
     for (const std::string& name : m.image.DefinedSymbolNames("__tvm_ffi_")) model.ffi_symbols_.push_back(name);
-    const auto& table = model.is_tar_ || m.image.dynamic_symbols().empty() ? m.image.static_symbols()
-                                                                            : m.image.dynamic_symbols();
+    const auto& table =
+        model.is_tar_ || m.image.dynamic_symbols().empty() ? m.image.static_symbols() : m.image.dynamic_symbols();
     for (const ElfSymbol& s : table) {
       if (IsExportedFunction(s)) model.host_functions_.emplace_back(s.name);
     }
@@ -110,14 +113,13 @@ static ElfSymbolData ExtentData(const ElfImage& image, const ElfSymbol& sym, con
   data.name = std::string(sym.name);
   data.section = "PT_LOAD segment " + std::to_string(extent.segment);
   for (const ElfSection& s : image.sections()) {  // the section name, when section headers exist
-    if (s.type != SHT_NOBITS && s.addr <= extent.address && extent.address - s.addr < s.size &&
-        s.addr != 0) {
+    if (s.type != SHT_NOBITS && s.addr <= extent.address && extent.address - s.addr < s.size && s.addr != 0) {
       data.section = std::string(s.name);
       break;
     }
   }
-  data.table = sym.table == elf::kDynamicSegmentTable ? "DT_SYMTAB"
-                                                      : (image.dynamic_symbols().empty() ? ".symtab" : ".dynsym");
+  data.table =
+      sym.table == elf::kDynamicSegmentTable ? "DT_SYMTAB" : (image.dynamic_symbols().empty() ? ".symtab" : ".dynsym");
   data.address = sym.value;
   data.file_offset = extent.file_offset;
   data.size = extent.bytes;  // st_size, or the bytes up to the segment's end when it is 0

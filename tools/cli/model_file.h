@@ -37,9 +37,9 @@ struct ChecksumRecord {
 
 class ModelFile {
  public:
-  // Maps and parses `path` (an ELF file, or a tar archive: by its ustar magic or a .tar name). Errors name the path: NotFound (missing), InvalidArgument (a directory or
-  // other non-file), DataLoss (not ELF, a malformed ELF or archive, a bad blob length prefix),
-  // Unimplemented (ELF32 / big-endian).
+  // Maps and parses `path` (an ELF file, or a tar archive: by its ustar magic or a .tar name). Errors name the path:
+  // NotFound (missing), InvalidArgument (a directory or other non-file), DataLoss (not ELF, a malformed ELF or archive,
+  // a bad blob length prefix), Unimplemented (ELF32 / big-endian).
   static StatusOr<ModelFile> Open(const std::string& path);
 
   const std::string& path() const { return path_; }

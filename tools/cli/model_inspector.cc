@@ -4,15 +4,15 @@
 #include <map>
 #include <set>
 
+#include "backends/device_module_payload.h"
+#include "base/xxhash64.h"
+#include "format/binary_reader.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/shared_weights.h"
-#include "format/binary_reader.h"
 #include "runtime/data_type.h"
-#include "backends/device_module_payload.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
-#include "base/xxhash64.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
 #include "tools/cli/command.h"
@@ -288,7 +288,8 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path) {
         if (key == keys::kTypeKeyMetadataModule) return Status::Ok();
         return Unimplemented("unknown module type key '" + key +
                              "': sorun does not know its payload grammar and payloads are not length-delimited, "
-                             "so the walk stops here (modules read so far: " + DescribeReadSoFar(layout) + ")");
+                             "so the walk stops here (modules read so far: " +
+                             DescribeReadSoFar(layout) + ")");
       },
       &layout);
   if (!walked.ok()) return std::move(walked).Annotate(path + ": " + section);

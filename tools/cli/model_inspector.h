@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "graph_executor/memory_plan.h"
 #include "base/status.h"
+#include "graph_executor/memory_plan.h"
 
 namespace sorun {
 namespace cli {
@@ -68,15 +68,15 @@ struct InspectedGraph {
   std::vector<InspectedTensor> outputs;
   std::vector<InspectedTensor> params;  // real parameters (alignment pads excluded)
   uint64_t param_bytes = 0;
-  uint64_t pad_count = 0;               // __sorun_pad_* entries
-  std::vector<std::string> unused_params;  // params that are no graph input (TVM ignores them)
-  std::vector<std::string> kernels;     // distinct func_names of the operators (no __nop / __copy), sorted
+  uint64_t pad_count = 0;                   // __sorun_pad_* entries
+  std::vector<std::string> unused_params;   // params that are no graph input (TVM ignores them)
+  std::vector<std::string> kernels;         // distinct func_names of the operators (no __nop / __copy), sorted
   std::vector<std::string> kernel_callers;  // per kernel, the first node calling it ("node 3 'fc'")
-  std::vector<int> device_types;        // device types named by device_index; empty = default device
+  std::vector<int> device_types;            // device types named by device_index; empty = default device
   // How the planned devices were chosen: "one device per device type of the graph", or the default
   // device: the device type of the model's device modules when they all share one, else cpu:0.
   std::string plan_basis;
-  std::vector<DeviceMemory> memory;     // per planned device
+  std::vector<DeviceMemory> memory;  // per planned device
 };
 
 struct InspectedKernel {
@@ -119,10 +119,10 @@ struct InspectReport {
   std::vector<std::string> host_functions;
 
   // Only for kPackedModel:
-  std::string blob_section;     // ELF section of __tvm_dev_mblob
-  std::string blob_member;      // .tar member holding it
-  uint64_t blob_bytes = 0;      // prefix + payload
-  bool has_import_tree = false; // "import_tree" layout (v0.7+), else "legacy" (flat imports of the library)
+  std::string blob_section;      // ELF section of __tvm_dev_mblob
+  std::string blob_member;       // .tar member holding it
+  uint64_t blob_bytes = 0;       // prefix + payload
+  bool has_import_tree = false;  // "import_tree" layout (v0.7+), else "legacy" (flat imports of the library)
   std::vector<InspectedModule> modules;
   std::optional<InspectedGraph> graph;  // the first graph-executor factory, normally module 0
   std::vector<InspectedDeviceModule> device_modules;

@@ -93,33 +93,35 @@ StatusOr<CarriedDeviceModules> DeviceModulesOfKernelLibrary(const std::string& p
   if (blob == nullptr) return carried;
   carried.has_blob = true;
   carried.blob_member = file->blob_member();
-  const std::string where = path + (carried.blob_member.empty() ? "" : ":" + carried.blob_member) + ": " +
-                            keys::kSymbolDevMblob;
+  const std::string where =
+      path + (carried.blob_member.empty() ? "" : ":" + carried.blob_member) + ": " + keys::kSymbolDevMblob;
   BinaryReader reader(blob->data + 8, static_cast<size_t>(file->payload_size()), where, /*base_offset=*/8);
   std::map<size_t, Module> loaded;
   BlobLayout layout;
-  SORUN_RETURN_IF_ERROR(ParseModuleBlob(
-      reader,
-      [&](size_t index, const std::string& key, BinaryReader& r) -> Status {
-        if (key == keys::kTypeKeyOpenCL || key == keys::kTypeKeyCuda) {
-          DeviceModulePayload payload;
-          SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(r, key.c_str(), &payload));
-          auto m = key == keys::kTypeKeyOpenCL ? MakeOpenclPayloadModule(std::move(payload))
-                                               : CreateCudaModule(std::move(payload));
-          if (!m.ok()) return std::move(m).status().Annotate("module " + std::to_string(index) + " (" + key + ")");
-          loaded[index] = *m;
-          return Status::Ok();
-        }
-        if (keys::IsGraphExecutorFactoryTypeKey(key)) {
-          return InvalidArgument("it is already a packed model (its blob holds a " + key +
-                                 "): give the kernel library of the three-file deployment (TVM's "
-                                 "lib.get_lib().export_library()), not the deploy library");
-        }
-        return InvalidArgument("its blob holds a '" + key +
-                               "' module: only the device modules (opencl, cuda) of a kernel library are carried "
-                               "over into the packed model");
-      },
-      &layout).Annotate(where));
+  SORUN_RETURN_IF_ERROR(
+      ParseModuleBlob(
+          reader,
+          [&](size_t index, const std::string& key, BinaryReader& r) -> Status {
+            if (key == keys::kTypeKeyOpenCL || key == keys::kTypeKeyCuda) {
+              DeviceModulePayload payload;
+              SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(r, key.c_str(), &payload));
+              auto m = key == keys::kTypeKeyOpenCL ? MakeOpenclPayloadModule(std::move(payload))
+                                                   : CreateCudaModule(std::move(payload));
+              if (!m.ok()) return std::move(m).status().Annotate("module " + std::to_string(index) + " (" + key + ")");
+              loaded[index] = *m;
+              return Status::Ok();
+            }
+            if (keys::IsGraphExecutorFactoryTypeKey(key)) {
+              return InvalidArgument("it is already a packed model (its blob holds a " + key +
+                                     "): give the kernel library of the three-file deployment (TVM's "
+                                     "lib.get_lib().export_library()), not the deploy library");
+            }
+            return InvalidArgument("its blob holds a '" + key +
+                                   "' module: only the device modules (opencl, cuda) of a kernel library are carried "
+                                   "over into the packed model");
+          },
+          &layout)
+          .Annotate(where));
   // The kernel library is the root and imports every device module, which import nothing.
   std::vector<uint64_t> order;
   if (layout.has_import_tree) {

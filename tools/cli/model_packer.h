@@ -62,7 +62,7 @@ struct PackResult {
   bool is_tar = false;
   std::vector<std::string> type_keys;  // blob entries; empty when no blob was needed
   uint64_t blob_bytes = 0;
-  std::string checksum_hash;           // XXH64 hex, when a record was written
+  std::string checksum_hash;  // XXH64 hex, when a record was written
   uint64_t param_count = 0;
   uint64_t param_bytes = 0;
 };

@@ -189,7 +189,8 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
   if (missing.empty()) return Status::Ok();
   if (!fill_missing) {
     std::string names;
-    for (const TensorInfo& t : missing) names += (names.empty() ? "" : ", ") + t.name + " " + Describe(t.dtype, t.shape);
+    for (const TensorInfo& t : missing)
+      names += (names.empty() ? "" : ", ") + t.name + " " + Describe(t.dtype, t.shape);
     return InvalidArgument(source_.model_path + ": graph input" + (missing.size() > 1 ? "s " : " ") + names +
                            (missing.size() > 1 ? " have" : " has") + " no value: give --input " + missing[0].name +
                            "=FILE.npy" + (missing.size() > 1 ? " (and the others)" : ""));
@@ -253,7 +254,8 @@ void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {
       reinterpret_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(x >> 16);
     } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 1) {
       reinterpret_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(k & 1);
-    } else if ((t.code == kDLInt || t.code == kDLUInt) && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+    } else if ((t.code == kDLInt || t.code == kDLUInt) &&
+               (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)) {
       std::memset(base + i * (t.bits / 8), 0, t.bits / 8);
       std::memcpy(base + i * (t.bits / 8), &k, 1);  // little-endian: value in the low byte
     } else {

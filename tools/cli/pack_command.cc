@@ -20,14 +20,17 @@ const std::vector<FlagSpec>& PackFlags() {
       {"--graph", "", true, false, "G.json", "graph JSON: makes a GraphExecutorFactory model (else a kernel library)"},
       {"--params", "", true, false, "P.params", "params file (TVM save_param_dict format; needs --graph)"},
       {"--cuda", "", true, true, "FILE", "CUDA device code: .ptx, .cubin or .fatbin"},
-      {"--cuda-fmap", "", true, true, "F.json", "kernel description of the n-th --cuda file (default: its .tvm_meta.json)"},
+      {"--cuda-fmap", "", true, true, "F.json",
+       "kernel description of the n-th --cuda file (default: its .tvm_meta.json)"},
       {"--opencl", "", true, true, "FILE.cl", "OpenCL C source"},
-      {"--opencl-fmap", "", true, true, "F.json", "kernel description of the n-th --opencl file (default: its .tvm_meta.json)"},
+      {"--opencl-fmap", "", true, true, "F.json",
+       "kernel description of the n-th --opencl file (default: its .tvm_meta.json)"},
       {"--include-dir", "", true, true, "DIR", "-I for compiling sources (before the embedded ABI headers)"},
       {"--cflag", "", true, true, "FLAG", "extra compiler flag for sources"},
       {"--ldflag", "", true, true, "FLAG", "extra linker flag"},
       {"--tar", "", false, false, "", "write a .tar of objects (also when OUT ends in .tar)"},
-      {"--c-route", "", false, false, "", "embed the blob through a C source (TVM's PackImportsToC) instead of assembly"},
+      {"--c-route", "", false, false, "",
+       "embed the blob through a C source (TVM's PackImportsToC) instead of assembly"},
       {"--no-checksum", "", false, false, "", "do not write the __sorun_blob_checksum integrity record"},
       {"--module-name", "", true, false, "NAME", "the factory's module name (default 'default')"},
   };
@@ -36,8 +39,8 @@ const std::vector<FlagSpec>& PackFlags() {
 
 // Pairs device-code files with their kernel descriptions (explicit, or TVM's sidecar names).
 StatusOr<std::vector<DeviceCodeFile>> PairDeviceCode(const std::string& type_key, const std::string& flag,
-                                                    const std::vector<std::string>& files,
-                                                    const std::vector<std::string>& fmaps) {
+                                                     const std::vector<std::string>& files,
+                                                     const std::vector<std::string>& fmaps) {
   if (!fmaps.empty() && fmaps.size() != files.size()) {
     return InvalidArgument(std::to_string(files.size()) + " " + flag + " file(s) but " + std::to_string(fmaps.size()) +
                            " " + flag + "-fmap file(s): give one kernel description per file, in the same order");
@@ -89,8 +92,8 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
     if (f.empty()) return UsageError(io, "pack: --lib needs a file name");
     std::string kind = HostFileKind(f);
     if (kind.empty()) {
-      return UsageError(io, "pack: --lib " + f +
-                                ": unknown kind of host code (expected .o, .a, .c, .cc, .cpp, .S, .s, .tar or .so)");
+      return UsageError(
+          io, "pack: --lib " + f + ": unknown kind of host code (expected .o, .a, .c, .cc, .cpp, .S, .s, .tar or .so)");
     }
     if (kind == "shared") ++shared;
   }

@@ -34,7 +34,8 @@ Status MakeDirectories(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return FailedPrecondition("cannot create output directory " + dir + ": " + ec.message());
-  if (!std::filesystem::is_directory(dir, ec)) return FailedPrecondition("output directory " + dir + " is not a directory");
+  if (!std::filesystem::is_directory(dir, ec))
+    return FailedPrecondition("output directory " + dir + " is not a directory");
   return Status::Ok();
 }
 

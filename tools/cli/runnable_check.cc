@@ -69,8 +69,9 @@ Status CheckKernel(const ModelFile& file, const InspectReport& report, const std
 
 Status CheckRunnable(const ModelFile& file, const InspectReport& report) {
   if (report.kind != ArtifactKind::kPackedModel) {
-    return FailedPrecondition(file.path() + ": no module blob: a kernel library is run with a graph and params "
-                                            "given separately (three-file deployment)");
+    return FailedPrecondition(file.path() +
+                              ": no module blob: a kernel library is run with a graph and params "
+                              "given separately (three-file deployment)");
   }
   if (report.modules.empty()) return FailedPrecondition(file.path() + ": the module blob holds no module");
   if (!report.has_import_tree) {

@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
   std::string shown = model_path;
   size_t runfiles = shown.find(".runfiles/sorun/");
   if (runfiles != std::string::npos) shown = shown.substr(runfiles + std::string(".runfiles/sorun/").size());
-  std::printf("model: %s (%.1f KiB, one file: graph + weights + kernels), loaded and ready in %.2f ms\n",
-              shown.c_str(), static_cast<double>(st.st_size) / 1024.0, load_ms);
+  std::printf("model: %s (%.1f KiB, one file: graph + weights + kernels), loaded and ready in %.2f ms\n", shown.c_str(),
+              static_cast<double>(st.st_size) / 1024.0, load_ms);
   const sorun::TensorInfo* first = &model->inputs()[0];
   for (const sorun::TensorInfo& t : model->inputs()) {
     if (!t.is_param) {  // the image; the other inputs are the weights

@@ -19,15 +19,15 @@
 #include <vector>
 
 #include "api/model_loading.h"
-#include "graph_executor/factory_module.h"
-#include "format/binary_reader.h"
 #include "base/file_util.h"
-#include "runtime/tensor_io.h"
-#include "serialization/blob_checksum.h"
+#include "format/binary_reader.h"
+#include "graph_executor/factory_module.h"
 #include "packer/elf_blob_injector.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
+#include "runtime/tensor_io.h"
+#include "serialization/blob_checksum.h"
 #include "tools/npy.h"
 
 namespace sorun {
@@ -44,11 +44,12 @@ struct Args {
 };
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: sorun_inject pack --lib LIB.so --graph GRAPH.json --params P.params --out OUT.so "
-               "[--no-checksum] [--replace]\n"
-               "       sorun_inject blob --lib LIB.so --payload PAYLOAD.bin --out OUT.so [--no-checksum] [--replace]\n"
-               "       sorun_inject run --model OUT.so [--input NAME=X.npy]... [--expect Y.npy]... [--atol A] [--rtol R]\n");
+  std::fprintf(
+      stderr,
+      "usage: sorun_inject pack --lib LIB.so --graph GRAPH.json --params P.params --out OUT.so "
+      "[--no-checksum] [--replace]\n"
+      "       sorun_inject blob --lib LIB.so --payload PAYLOAD.bin --out OUT.so [--no-checksum] [--replace]\n"
+      "       sorun_inject run --model OUT.so [--input NAME=X.npy]... [--expect Y.npy]... [--atol A] [--rtol R]\n");
   return 2;
 }
 
@@ -63,18 +64,32 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       return true;
     };
     std::string v;
-    if (flag == "--lib") { if (!value(&a->lib)) return false; }
-    else if (flag == "--graph") { if (!value(&a->graph)) return false; }
-    else if (flag == "--params") { if (!value(&a->params)) return false; }
-    else if (flag == "--payload") { if (!value(&a->payload)) return false; }
-    else if (flag == "--out") { if (!value(&a->out)) return false; }
-    else if (flag == "--model") { if (!value(&a->model)) return false; }
-    else if (flag == "--no-checksum") { a->checksum = false; }
-    else if (flag == "--replace") { a->replace = true; }
-    else if (flag == "--atol") { if (!value(&v)) return false; a->atol = std::atof(v.c_str()); }
-    else if (flag == "--rtol") { if (!value(&v)) return false; a->rtol = std::atof(v.c_str()); }
-    else if (flag == "--expect") { if (!value(&v)) return false; a->expects.push_back(v); }
-    else if (flag == "--input") {
+    if (flag == "--lib") {
+      if (!value(&a->lib)) return false;
+    } else if (flag == "--graph") {
+      if (!value(&a->graph)) return false;
+    } else if (flag == "--params") {
+      if (!value(&a->params)) return false;
+    } else if (flag == "--payload") {
+      if (!value(&a->payload)) return false;
+    } else if (flag == "--out") {
+      if (!value(&a->out)) return false;
+    } else if (flag == "--model") {
+      if (!value(&a->model)) return false;
+    } else if (flag == "--no-checksum") {
+      a->checksum = false;
+    } else if (flag == "--replace") {
+      a->replace = true;
+    } else if (flag == "--atol") {
+      if (!value(&v)) return false;
+      a->atol = std::atof(v.c_str());
+    } else if (flag == "--rtol") {
+      if (!value(&v)) return false;
+      a->rtol = std::atof(v.c_str());
+    } else if (flag == "--expect") {
+      if (!value(&v)) return false;
+      a->expects.push_back(v);
+    } else if (flag == "--input") {
       if (!value(&v)) return false;
       size_t eq = v.find('=');
       if (eq == std::string::npos) return false;
@@ -111,14 +126,15 @@ Status Inject(const Args& a, const std::string& payload) {
   options.replace_existing = a.replace;
   BlobInjectionReport r;
   SORUN_RETURN_IF_ERROR(InjectBlobIntoSharedLibrary(a.lib, blob, checksum, a.out, options, &r));
-  std::printf("injected %llu-byte blob at address 0x%llx (file offset %llu)%s into %s -> %s (%llu bytes); new "
-              "PT_LOAD at 0x%llx, %llu dynamic symbols%s%s%s\n",
-              static_cast<unsigned long long>(r.blob_bytes), static_cast<unsigned long long>(r.blob_address),
-              static_cast<unsigned long long>(r.blob_offset), a.checksum ? " + checksum record" : "", a.lib.c_str(),
-              a.out.c_str(), static_cast<unsigned long long>(r.output_bytes),
-              static_cast<unsigned long long>(r.segment_address), static_cast<unsigned long long>(r.dynamic_symbols),
-              r.converted_gnu_hash ? ", DT_GNU_HASH converted to DT_HASH" : "",
-              r.dropped_gnu_hash ? ", DT_GNU_HASH dropped" : "", r.replaced_existing ? ", replaced existing" : "");
+  std::printf(
+      "injected %llu-byte blob at address 0x%llx (file offset %llu)%s into %s -> %s (%llu bytes); new "
+      "PT_LOAD at 0x%llx, %llu dynamic symbols%s%s%s\n",
+      static_cast<unsigned long long>(r.blob_bytes), static_cast<unsigned long long>(r.blob_address),
+      static_cast<unsigned long long>(r.blob_offset), a.checksum ? " + checksum record" : "", a.lib.c_str(),
+      a.out.c_str(), static_cast<unsigned long long>(r.output_bytes),
+      static_cast<unsigned long long>(r.segment_address), static_cast<unsigned long long>(r.dynamic_symbols),
+      r.converted_gnu_hash ? ", DT_GNU_HASH converted to DT_HASH" : "",
+      r.dropped_gnu_hash ? ", DT_GNU_HASH dropped" : "", r.replaced_existing ? ", replaced existing" : "");
   if (r.program_headers_in_place) {
     std::printf("program headers grew in place (%llu note segment(s) moved)\n",
                 static_cast<unsigned long long>(r.moved_note_segments));
@@ -153,8 +169,8 @@ Status Run(const Args& a) {
   for (size_t i = 0; i < a.expects.size(); ++i) {
     SORUN_ASSIGN_OR_RETURN(Tensor want, ReadNpyFile(a.expects[i]));
     SORUN_ASSIGN_OR_RETURN(Tensor got, executor->GetOutput(static_cast<int>(i)));
-    if (got.shape() != want.shape() || got.dtype().code != want.dtype().code ||
-        got.dtype().bits != want.dtype().bits || got.nbytes() != want.nbytes()) {
+    if (got.shape() != want.shape() || got.dtype().code != want.dtype().code || got.dtype().bits != want.dtype().bits ||
+        got.nbytes() != want.nbytes()) {
       return DataLoss("output " + std::to_string(i) + ": shape/dtype differs from " + a.expects[i]);
     }
     double max_err = 0;
@@ -166,8 +182,8 @@ Status Run(const Args& a) {
         const double err = std::fabs(static_cast<double>(g[k]) - w[k]);
         max_err = std::max(max_err, err);
         if (!(err <= a.atol + a.rtol * std::fabs(static_cast<double>(w[k])))) {
-          return DataLoss("output " + std::to_string(i) + " element " + std::to_string(k) + ": " + std::to_string(g[k]) +
-                          " vs expected " + std::to_string(w[k]));
+          return DataLoss("output " + std::to_string(i) + " element " + std::to_string(k) + ": " +
+                          std::to_string(g[k]) + " vs expected " + std::to_string(w[k]));
         }
       }
     } else if (std::memcmp(got.data_as<uint8_t>(), want.data_as<uint8_t>(), static_cast<size_t>(got.nbytes())) != 0) {
