@@ -18,7 +18,6 @@
 #include "runtime/thread_pool.h"
 #include "runtime/workspace_pool.h"
 
-using sorun::DeviceApi;
 using sorun::ModuleNode;
 using sorun::PackedArgs;
 using sorun::PackedFuncNode;

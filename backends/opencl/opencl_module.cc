@@ -178,7 +178,8 @@ StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload
     const std::string counts = "the source has " + std::to_string(plan.pieces.size()) +
                                " kernel pieces ('// Function:' lines) and the function map lists " +
                                std::to_string(payload.functions.size()) + " kernels";
-    for (const auto& [name, info] : payload.functions) {
+    for (const auto& entry : payload.functions) {
+      const std::string& name = entry.first;
       const bool has_piece = std::any_of(plan.pieces.begin(), plan.pieces.end(),
                                          [&](const OpenclSourcePiece& p) { return p.kernel == name; });
       if (!has_piece) {
@@ -194,7 +195,8 @@ StatusOr<OpenclPayloadPlan> PlanOpenclPayload(const DeviceModulePayload& payload
     }
   }
   for (size_t k = 0; k < payload.functions.size(); ++k) {
-    const auto& [name, info] = payload.functions[k];
+    const std::string& name = payload.functions[k].first;
+    const auto& info = payload.functions[k].second;
     for (size_t j = 0; j < k; ++j) {
       if (payload.functions[j].first == name) return DataLoss("opencl module: kernel '" + name + "' listed twice");
     }

@@ -25,6 +25,8 @@ def test_zoo_model_matches_expected_output(zoo, name):
     assert len(out) == 1
     got = np.asarray(out[0])
     assert got.shape == expected.shape and got.dtype == expected.dtype
+    if name == "chain10k":
+        return  # its kernels write nothing (a dispatch benchmark): the output is whatever its pool held
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
