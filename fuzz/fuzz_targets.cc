@@ -578,6 +578,7 @@ const std::vector<FuzzTarget>& AllTargets() {
       {"tar_fuzzer", &FuzzTar},
       {"elf_inject_fuzzer", &FuzzElfInject},
       {"model_load_fuzzer", &FuzzModelLoad},
+      {"relax_fuzzer", &FuzzRelax},
   };
   return *targets;
 }

@@ -22,6 +22,9 @@
 //                       (fuzz_targets_load.cc)
 //   FuzzModelLoad       a fuzzed blob spliced into a fixed real kernel library -> a file -> Load ->
 //                       CreateExecutor (CPU; never run) -> unload (fuzz_targets_load.cc)
+//   FuzzRelax           byte 0 selects a Relax blob generation or a bare VM executable payload ->
+//                       ParseLibraryBlob -> ParseVmExecutable -> classification, disassembly, inputs
+//                       (fuzz_targets_relax.cc)
 //
 // Bad input must come back as a non-OK Status; a body aborts (FUZZ_CHECK) only when a round trip or an
 // invariant of a successful parse breaks, which is a bug. Sanitizers catch the rest. The bodies never
@@ -62,6 +65,7 @@ int FuzzElfInspect(const uint8_t* data, size_t size);
 int FuzzTar(const uint8_t* data, size_t size);
 int FuzzElfInject(const uint8_t* data, size_t size);
 int FuzzModelLoad(const uint8_t* data, size_t size);
+int FuzzRelax(const uint8_t* data, size_t size);
 
 }  // namespace fuzz
 }  // namespace sorun

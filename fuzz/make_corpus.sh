@@ -16,9 +16,11 @@ for m in "${ZOO[@]}"; do
   ZOO_TARGETS+=("//testdata/models:$m")
   ZOO_FILES+=("$BIN/testdata/models/$m.so")
 done
-bazel build //fuzz:make_corpus "${ZOO_TARGETS[@]}"
+bazel build //fuzz:make_corpus //fuzz:make_relax_corpus "${ZOO_TARGETS[@]}"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 "$BIN/fuzz/make_corpus" "$OUT" "${ZOO_FILES[@]}"
 cp testdata/npy/*.npy "$OUT/npy_fuzzer/"
+mkdir -p "$OUT/relax_fuzzer"
+"$BIN/fuzz/make_relax_corpus" "$OUT/relax_fuzzer" testdata/relax/mlp.so testdata/relax/dyn_batch.so
 echo "corpus: $(find "$OUT" -type f | wc -l) files, $(du -sb "$OUT" | cut -f1) bytes"

@@ -10,7 +10,7 @@
 #   --runs=N      executions per target (long mode)
 #   --jobs=N      targets fuzzed at the same time (default 1; each target is one process)
 #   --keep        keep the work directory (logs, grown corpora) even when everything passed
-#   TARGET...     a subset, e.g. blob_fuzzer npy_fuzzer (default: all ten)
+#   TARGET...     a subset, e.g. blob_fuzzer npy_fuzzer (default: all eleven)
 #
 # Crashes, leaks, timeouts (-timeout=25 s per input), out-of-memory (-rss_limit_mb=2048, also any
 # single malloc above it) and sanitizer reports fail the run: the input is written under the work
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 ALL_TARGETS=(blob_fuzzer factory_payload_fuzzer device_payload_fuzzer graph_json_fuzzer params_fuzzer npy_fuzzer
-  elf_inspect_fuzzer tar_fuzzer elf_inject_fuzzer model_load_fuzzer)
+  elf_inspect_fuzzer tar_fuzzer elf_inject_fuzzer model_load_fuzzer relax_fuzzer)
 MODE=smoke
 TIME=15
 RUNS=1000000

@@ -1,0 +1,289 @@
+#include "relax/vm_disassembler.h"
+
+#include <sstream>
+#include <utility>
+
+#include "runtime/data_type.h"
+
+namespace sorun {
+namespace relax {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+std::string RegisterName(int64_t reg) {
+  if (reg == kVoidRegister) return "%void";
+  if (reg == kVmContextRegister) return "%vm";
+  return "%" + std::to_string(reg);
+}
+
+std::string FunctionName(const VmExecutable& exec, int64_t index) {
+  if (index >= 0 && index < static_cast<int64_t>(exec.functions.size())) {
+    return exec.functions[static_cast<size_t>(index)].name;
+  }
+  return "<function " + std::to_string(index) + ">";
+}
+
+std::string FormatArg(const VmExecutable& exec, const VmArg& arg) {
+  switch (arg.kind) {
+    case VmArgKind::kRegister: return RegisterName(arg.value);
+    case VmArgKind::kImmediate: return "i" + std::to_string(arg.value);
+    case VmArgKind::kConstIdx: return "c[" + std::to_string(arg.value) + "]";
+    case VmArgKind::kFuncIdx: return "f[" + FunctionName(exec, arg.value) + "]";
+  }
+  return "?" + std::to_string(static_cast<int>(arg.kind)) + ":" + std::to_string(arg.value);
+}
+
+std::string Signed(int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
+
+std::string FormatConstant(const VmConstant& c) {
+  std::ostringstream os;
+  os << VmConstantKindName(c.kind) << " ";
+  switch (c.kind) {
+    case VmConstantKind::kTensor:
+      os << DTypeToString(c.dtype) << ShapeToString(c.shape.data(), static_cast<int>(c.shape.size())) << " "
+         << c.data_bytes << " bytes, data at byte " << c.data_offset << ", alignment " << c.DataAlignment();
+      break;
+    case VmConstantKind::kDataType: os << DTypeToString(c.dtype); break;
+    case VmConstantKind::kShape: os << ShapeToString(c.shape.data(), static_cast<int>(c.shape.size())); break;
+    case VmConstantKind::kString: {
+      std::string s = c.str.size() > 60 ? c.str.substr(0, 57) + "..." : c.str;
+      for (char& ch : s) {
+        if (ch == '\n' || ch == '\r') ch = ' ';
+      }
+      os << '"' << s << '"';
+      break;
+    }
+    case VmConstantKind::kInt: os << c.int_value; break;
+    case VmConstantKind::kFloat: os << c.float_value; break;
+  }
+  return os.str();
+}
+
+// The immediate value of `arg`, or false.
+bool Immediate(const VmArg& arg, int64_t* value) {
+  if (arg.kind != VmArgKind::kImmediate) return false;
+  *value = arg.value;
+  return true;
+}
+
+// Applies check_tensor_info(%r, i<ndim>, [c[dtype]], c[err]) to `input`.
+void ApplyCheckTensorInfo(const VmExecutable& exec, const VmInstruction& in, VmInputInfo* input) {
+  int64_t ndim = -1;
+  if (in.args.size() >= 2 && Immediate(in.args[1], &ndim)) input->ndim = ndim;
+  if (in.args.size() >= 4 && in.args[2].kind == VmArgKind::kConstIdx) {
+    const VmConstant& c = exec.constants[static_cast<size_t>(in.args[2].value)];
+    if (c.kind == VmConstantKind::kDataType) {
+      input->has_dtype = true;
+      input->dtype = c.dtype;
+    }
+  }
+}
+
+// Applies match_shape(%r, heap, i<ndim>, (i<code>, i<value>) x ndim, c[err]): code 0 is a static dim.
+void ApplyMatchShape(const VmInstruction& in, VmInputInfo* input) {
+  int64_t ndim = 0;
+  if (in.args.size() < 3 || !Immediate(in.args[2], &ndim) || ndim < 0 ||
+      static_cast<uint64_t>(ndim) > (in.args.size() - 3) / 2) {
+    return;
+  }
+  input->ndim = ndim;
+  input->dims.assign(static_cast<size_t>(ndim), -1);
+  for (int64_t d = 0; d < ndim; ++d) {
+    int64_t code = -1, value = -1;
+    if (Immediate(in.args[static_cast<size_t>(3 + 2 * d)], &code) &&
+        Immediate(in.args[static_cast<size_t>(4 + 2 * d)], &value) && code == 0) {
+      input->dims[static_cast<size_t>(d)] = value;
+    }
+  }
+}
+
+}  // namespace
+
+const char* CalleeClassName(CalleeClass c) {
+  switch (c) {
+    case CalleeClass::kKernel: return "kernel";
+    case CalleeClass::kSupportedBuiltin: return "supported builtin";
+    case CalleeClass::kVmFunction: return "vm function";
+    case CalleeClass::kUnsupported: return "NOT supported";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& SupportedBuiltins() {
+  static const std::vector<std::string>* names = new std::vector<std::string>{
+      "vm.builtin.check_tensor_info", "vm.builtin.match_shape",      "vm.builtin.alloc_storage",
+      "vm.builtin.alloc_tensor",      "vm.builtin.null_value",       "vm.builtin.reshape",
+      "vm.builtin.make_tuple",        "vm.builtin.tuple_getitem",    "vm.builtin.copy",
+      "vm.builtin.read_if_cond",      "vm.builtin.check_shape_info", "vm.builtin.check_prim_value_info",
+      "vm.builtin.check_tuple_info",  "vm.builtin.check_func_info",  "vm.builtin.alloc_shape_heap",
+      "vm.builtin.make_shape",
+  };
+  return *names;
+}
+
+bool IsSupportedBuiltin(std::string_view name) {
+  for (const std::string& s : SupportedBuiltins()) {
+    if (s == name) return true;
+  }
+  return false;
+}
+
+std::string UnsupportedFamily(std::string_view name) {
+  if (Contains(name, "kv_cache") || Contains(name, "kv_state") || Contains(name, "attention_kv")) {
+    return "KV-cache builtin";
+  }
+  if (Contains(name, "cuda_graph")) return "CUDA-graph builtin";
+  if (StartsWith(name, "runtime.disco") || Contains(name, "disco") || Contains(name, "ccl")) {
+    return "disco (distributed) builtin";
+  }
+  if (StartsWith(name, "tvm.contrib.") || Contains(name, "cublas") || Contains(name, "cudnn") ||
+      Contains(name, "cutlass") || Contains(name, "flashinfer") || Contains(name, "dnnl") ||
+      StartsWith(name, "tvm.relax.")) {
+    return "BYOC / contrib extern";
+  }
+  if (StartsWith(name, "vm.builtin.")) return "VM builtin not implemented by sorun";
+  if (StartsWith(name, "runtime.") || StartsWith(name, "relax.")) return "TVM runtime function";
+  return "";
+}
+
+std::vector<CalleeInfo> ClassifyFunctions(const VmExecutable& exec, const KernelPredicate& is_kernel) {
+  std::vector<CalleeInfo> out(exec.functions.size());
+  for (const VmInstruction& in : exec.instructions) {
+    if (in.op == VmOpcode::kCall && in.func_index >= 0 && in.func_index < static_cast<int64_t>(out.size())) {
+      ++out[static_cast<size_t>(in.func_index)].call_sites;
+    }
+  }
+  for (size_t i = 0; i < exec.functions.size(); ++i) {
+    const VmFunction& fn = exec.functions[i];
+    CalleeInfo& info = out[i];
+    info.function_index = static_cast<int>(i);
+    info.name = fn.name;
+    if (fn.kind == VmFunctionKind::kVmFunc) {
+      info.callee_class = CalleeClass::kVmFunction;
+    } else if (fn.kind == VmFunctionKind::kVmTirFunc) {
+      info.callee_class = CalleeClass::kUnsupported;
+      info.reason = "compiled-mode (exec_mode=\"compiled\", vmtir) function";
+    } else if (is_kernel && is_kernel(fn.name)) {
+      info.callee_class = CalleeClass::kKernel;
+    } else if (IsSupportedBuiltin(fn.name)) {
+      info.callee_class = CalleeClass::kSupportedBuiltin;
+    } else {
+      info.callee_class = CalleeClass::kUnsupported;
+      info.reason = UnsupportedFamily(fn.name);
+      if (info.reason.empty()) info.reason = "neither a kernel of the library nor a known builtin";
+    }
+  }
+  return out;
+}
+
+Status CheckCalleesSupported(const VmExecutable& exec, const std::vector<CalleeInfo>& callees) {
+  std::vector<bool> reached(exec.functions.size(), false);
+  for (const VmInstruction& in : exec.instructions) {
+    if (in.op != VmOpcode::kCall) continue;
+    if (in.func_index >= 0 && in.func_index < static_cast<int64_t>(reached.size())) {
+      reached[static_cast<size_t>(in.func_index)] = true;
+    }
+    for (const VmArg& a : in.args) {
+      if (a.kind == VmArgKind::kFuncIdx && a.value >= 0 && a.value < static_cast<int64_t>(reached.size())) {
+        reached[static_cast<size_t>(a.value)] = true;
+      }
+    }
+  }
+  for (const VmFunction& fn : exec.functions) {  // an entry point in compiled mode is reached by its caller
+    if (fn.name == "main") reached[static_cast<size_t>(exec.FindFunction(fn.name))] = true;
+  }
+  std::string list;
+  int count = 0;
+  for (const CalleeInfo& c : callees) {
+    if (c.callee_class != CalleeClass::kUnsupported || c.function_index < 0 ||
+        static_cast<size_t>(c.function_index) >= reached.size() || !reached[static_cast<size_t>(c.function_index)]) {
+      continue;
+    }
+    list += (count++ ? "; " : "") + std::string("'") + c.name + "' (" + c.reason + ")";
+  }
+  if (count == 0) return Status::Ok();
+  return Unimplemented(std::to_string(count) + " function(s) of the Relax executable are not supported: " + list);
+}
+
+std::string FormatInstruction(const VmExecutable& exec, const VmInstruction& in) {
+  std::ostringstream os;
+  switch (in.op) {
+    case VmOpcode::kCall: {
+      os << RegisterName(in.dst) << " = call " << FunctionName(exec, in.func_index) << "(";
+      for (size_t a = 0; a < in.args.size(); ++a) os << (a ? ", " : "") << FormatArg(exec, in.args[a]);
+      os << ")";
+      break;
+    }
+    case VmOpcode::kRet: os << "ret " << RegisterName(in.reg); break;
+    case VmOpcode::kGoto: os << "goto " << Signed(in.pc_offset); break;
+    case VmOpcode::kIf: os << "if " << RegisterName(in.reg) << " else " << Signed(in.pc_offset); break;
+  }
+  return os.str();
+}
+
+std::string Disassemble(const VmExecutable& exec, const KernelPredicate& is_kernel) {
+  std::ostringstream os;
+  os << "relax VM executable: magic " << (exec.has_scope_section() ? "V2" : "V1") << ", version " << exec.version
+     << ", " << exec.functions.size() << " functions, " << exec.constants.size() << " constants, "
+     << exec.instructions.size() << " instructions\n";
+  os << "constants:\n";
+  for (size_t c = 0; c < exec.constants.size(); ++c)
+    os << "  c[" << c << "] " << FormatConstant(exec.constants[c]) << "\n";
+  for (const VmConstantScope& s : exec.scopes) os << "  scope c[" << s.const_index << "] " << s.scope << "\n";
+  const std::vector<CalleeInfo> callees = ClassifyFunctions(exec, is_kernel);
+  os << "functions:\n";
+  for (size_t f = 0; f < exec.functions.size(); ++f) {
+    const VmFunction& fn = exec.functions[f];
+    const CalleeInfo& info = callees[f];
+    os << "  @" << fn.name;
+    if (fn.kind == VmFunctionKind::kVmFunc) {
+      os << "(";
+      for (size_t p = 0; p < fn.param_names.size(); ++p) os << (p ? ", " : "") << fn.param_names[p];
+      os << ") vm function, " << fn.register_file_size << " registers, instructions [" << fn.start_instr << ", "
+         << fn.end_instr << ")\n";
+      for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
+        os << "    " << pc << ": " << FormatInstruction(exec, exec.instructions[static_cast<size_t>(pc)]) << "\n";
+      }
+      continue;
+    }
+    os << " " << CalleeClassName(info.callee_class);
+    if (!info.reason.empty()) os << " (" << info.reason << ")";
+    os << ", " << info.call_sites << " call site(s)\n";
+  }
+  return os.str();
+}
+
+StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, const std::string& function) {
+  const int f = exec.FindFunction(function);
+  if (f < 0 || exec.functions[static_cast<size_t>(f)].kind != VmFunctionKind::kVmFunc) {
+    return NotFound("the Relax executable has no vm function '" + function + "'");
+  }
+  const VmFunction& fn = exec.functions[static_cast<size_t>(f)];
+  std::vector<VmInputInfo> inputs(fn.param_names.size());
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i].name = fn.param_names[i];
+  const int check = exec.FindFunction("vm.builtin.check_tensor_info");
+  const int match = exec.FindFunction("vm.builtin.match_shape");
+  const int heap = exec.FindFunction("vm.builtin.alloc_shape_heap");
+  for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+    if (in.op != VmOpcode::kCall) break;
+    if (in.func_index == heap) continue;
+    if (in.func_index != check && in.func_index != match) break;
+    if (in.args.empty() || in.args[0].kind != VmArgKind::kRegister || in.args[0].value < 0 ||
+        in.args[0].value >= static_cast<int64_t>(inputs.size())) {
+      continue;
+    }
+    VmInputInfo& input = inputs[static_cast<size_t>(in.args[0].value)];
+    if (in.func_index == check) {
+      ApplyCheckTensorInfo(exec, in, &input);
+    } else {
+      ApplyMatchShape(in, &input);
+    }
+  }
+  return inputs;
+}
+
+}  // namespace relax
+}  // namespace sorun
