@@ -1,8 +1,12 @@
 // sorun::Initialize and sorun::Version (api/sorun.h).
+#include <dlfcn.h>
+
 #include <mutex>
+#include <string>
 
 #include "api/sorun.h"
 #include "graph_executor/register.h"
+#include "runtime/c_runtime_api.h"
 #include "runtime/environment.h"
 
 namespace sorun {
@@ -29,5 +33,20 @@ Status Initialize() {
 #error "SORUN_VERSION_STRING is defined by api/BUILD.bazel from //:version.bzl"
 #endif
 const char* Version() { return SORUN_VERSION_STRING; }
+
+Status MakeTvmAbiGlobal() {
+  // A function of the TVM C ABI names the object sorun is linked into (the executable, or the
+  // extension / backend / libsorun.so).
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&TVMBackendRegisterSystemLibSymbol), &info) == 0 || info.dli_fname == nullptr) {
+    return Internal("MakeTvmAbiGlobal: dladdr cannot name the object that contains the sorun runtime");
+  }
+  if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
+    const char* err = dlerror();
+    return Internal(std::string("MakeTvmAbiGlobal: cannot re-open ") + info.dli_fname +
+                    " with RTLD_GLOBAL: " + (err != nullptr ? err : "dlopen failed"));
+  }
+  return Status::Ok();
+}
 
 }  // namespace sorun

@@ -42,6 +42,15 @@ Status Initialize();
 // The runtime's version, "MAJOR.MINOR.PATCH" (SORUN_VERSION of //:version.bzl; `sorun --version` prints it).
 const char* Version();
 
+// For hosts that load sorun inside a shared object opened with RTLD_LOCAL (a Python extension, a
+// Triton backend, ctypes): kernel libraries built as system-lib or for TVM's `c` target call the TVM
+// C ABI functions (TVMBackendRegisterSystemLibSymbol, TVMBackendAllocWorkspace, ...) BY NAME, which
+// the dynamic linker can only resolve from the global scope. This re-opens the shared object that
+// contains sorun with RTLD_GLOBAL | RTLD_NOLOAD, so its exported symbols become global: keep that
+// list to the TVM C ABI and the host's own entry points with a version script (the Python extension
+// and the Triton backend do; runtime/c_api_exports.bzl). Nothing to do in an executable. Idempotent.
+Status MakeTvmAbiGlobal();
+
 // Threads of the process-wide pool that executors created with num_threads == 0 share (counting the
 // thread that calls Run): SORUN_NUM_THREADS, else one per hardware thread. Starts the pool.
 int ProcessPoolThreads();

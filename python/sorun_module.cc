@@ -9,7 +9,6 @@
 // Threads: the GIL is released while loading, creating executors, copying inputs/outputs, running and
 // profiling, so Python threads with one executor each run in parallel. One executor used by two
 // threads at once fails with FailedPreconditionError (the C++ executor's own check).
-#include <dlfcn.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -294,29 +293,13 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           "(node_id, name, func_name, mean_us, min_us).");
 }
 
-// Python imports extensions with RTLD_LOCAL, so the TVM* C ABI functions this extension exports would
-// stay invisible to the kernel libraries it dlopens; system-lib and `c`-target libraries call them BY
-// NAME (TVMBackendRegisterSystemLibSymbol from a constructor at dlopen time) and would fail to load
-// with "undefined symbol". Re-opening the already loaded extension with RTLD_GLOBAL | RTLD_NOLOAD makes
-// its exports (only PyInit__sorun and the TVM* list: python/BUILD.bazel's version script) global, as
-// they are in the CLI and in libsorun.so. Returns an error naming what failed.
-Status MakeCAbiGlobal() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&MakeCAbiGlobal), &info) == 0 || info.dli_fname == nullptr) {
-    return Internal("sorun extension: dladdr cannot name the extension's own file");
-  }
-  if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
-    const char* err = dlerror();
-    return Internal(std::string("sorun extension: cannot make its TVM C ABI global: ") + (err ? err : "dlopen failed"));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_sorun, m) {
   m.doc() = "sorun's C++ runtime (use the `sorun` package).";
-  Check(MakeCAbiGlobal());
+  // Python opens extensions RTLD_LOCAL: make the TVM C ABI (the only exports besides PyInit, per
+  // python/BUILD.bazel's version script) visible to the system-lib kernel libraries we dlopen.
+  Check(MakeTvmAbiGlobal());
   Check(Initialize());
   RegisterErrors(m);
   RegisterTensor(m);

@@ -80,6 +80,9 @@ extern "C" {
 TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
   return Guarded("TRITONBACKEND_Initialize", [&]() -> Status {
     SORUN_RETURN_IF_ERROR(sorun::triton::CheckApiVersion());
+    // Triton opens backends RTLD_LOCAL: make the TVM C ABI visible to system-lib / `c`-target kernel
+    // libraries (the backend's other exports are only the TRITONBACKEND_* entry points).
+    SORUN_RETURN_IF_ERROR(sorun::MakeTvmAbiGlobal());
     return sorun::Initialize();
   });
 }

@@ -197,11 +197,13 @@ def add_model(repo, name, library, config="", model_file="model.so"):
 _reference_lock = threading.Lock()
 
 
-def sorun_run(model_path, inputs, work_dir):
-    """Outputs of `sorun run MODEL --input name=file.npy ...` as a list of arrays."""
+def sorun_run(model_path, inputs, work_dir, device=None):
+    """Outputs of `sorun run MODEL --input name=file.npy ... [--device DEVICE]` as a list of arrays."""
     with _reference_lock:
         os.makedirs(work_dir, exist_ok=True)
         args = [_env_path("SORUN_BIN"), "run", model_path, "--output-dir", work_dir]
+        if device:
+            args += ["--device", device]
         for name, value in inputs.items():
             path = os.path.join(work_dir, "input_%s.npy" % name)
             np.save(path, value)
