@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/sorun.h"
+#include "runtime/tensor.h"
 
 // The handles: the C++ objects themselves. An executor holds its model so a caller may free the model
 // handle first (declared first, the model is destroyed after the executor).
@@ -95,18 +96,11 @@ Status NullArgument(const char* function, const char* argument) {
 #define SORUN_C_CHECK_NOT_NULL(argument) \
   if ((argument) == nullptr) return NullArgument(function, #argument)
 
-// A caller's DLTensor: the fields the C++ API reads without checking must be sane.
+// A caller's DLTensor: not NULL, and its fields sane (the one rule, runtime/tensor.h; checked here
+// too so that the message names the C function and argument).
 Status CheckTensorArgument(const char* function, const char* argument, const DLTensor* tensor) {
   if (tensor == nullptr) return NullArgument(function, argument);
-  const std::string where = std::string(function) + ": " + argument;
-  if (tensor->ndim < 0) return InvalidArgument(where + ": ndim is " + std::to_string(tensor->ndim));
-  if (tensor->ndim > 0 && tensor->shape == nullptr) {
-    return InvalidArgument(where + ": shape is NULL but ndim is " + std::to_string(tensor->ndim));
-  }
-  bool empty = false;
-  for (int32_t i = 0; i < tensor->ndim; ++i) empty = empty || tensor->shape[i] == 0;
-  if (tensor->data == nullptr && !empty) return InvalidArgument(where + ": data is NULL");
-  return Status::Ok();
+  return CheckDLTensorFields(*tensor, std::string(function) + ": " + argument);
 }
 
 // Reads a caller's options struct of the layout `T` (zero-initialised: zero is every field's

@@ -401,6 +401,7 @@ StatusOr<int> GraphExecutor::GetOutputIndex(std::string_view name) const {
 }
 
 Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* what) const {
+  SORUN_RETURN_IF_ERROR(CheckDLTensorFields(v, what));
   const GraphSpec& g = *graph_;
   const auto& shape = g.shape[eid];
   bool same_shape =

@@ -159,6 +159,17 @@ StatusOr<Tensor> Tensor::CopyToDevice(DLDevice device) const {
   return out;
 }
 
+Status CheckDLTensorFields(const DLTensor& t, const std::string& what) {
+  if (t.ndim < 0) return InvalidArgument(what + ": ndim is " + std::to_string(t.ndim));
+  if (t.ndim > 0 && t.shape == nullptr) {
+    return InvalidArgument(what + ": shape is NULL but ndim is " + std::to_string(t.ndim));
+  }
+  bool empty = false;
+  for (int32_t i = 0; i < t.ndim; ++i) empty = empty || t.shape[i] == 0;
+  if (t.data == nullptr && !empty) return InvalidArgument(what + ": data is NULL");
+  return Status::Ok();
+}
+
 bool IsCompact(const DLTensor& t) {
   if (t.strides == nullptr) return true;
   int64_t expected = 1;

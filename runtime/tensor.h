@@ -87,6 +87,10 @@ class Tensor {
 
 // True when `t` has no strides or row-major compact strides.
 bool IsCompact(const DLTensor& t);
+// The fields of a caller's DLTensor that sorun reads before anything else checks them: ndim >= 0, a
+// shape array when ndim > 0, and data unless the tensor has no elements. InvalidArgument prefixed
+// with `what` ("set_input 0: shape is NULL but ndim is 2") otherwise.
+Status CheckDLTensorFields(const DLTensor& t, const std::string& what);
 // Copies between two compact tensors of equal byte size on any devices (host staging when both
 // are non-CPU devices of different types). Errors name both shapes/dtypes/devices.
 Status CopyTensor(const DLTensor& from, const DLTensor& to, TVMStreamHandle stream = nullptr);

@@ -151,6 +151,15 @@ TEST_F(ExecutorTest, ErrorsNameWhatIsWrong) {
   EXPECT_ERROR(exec.Run({{"data", nullptr}}).status(), StatusCode::kInvalidArgument, "'data'", "null");
   EXPECT_ERROR(exec.Run({{"nope", &input_.dl()}}).status(), StatusCode::kNotFound, "'nope'");
   EXPECT_ERROR(exec.Profile(0).status(), StatusCode::kInvalidArgument, "repeat");
+  // A malformed DLTensor from a C++ caller is an error, not a read through NULL.
+  DLTensor no_shape = input_.dl();
+  no_shape.shape = nullptr;
+  EXPECT_ERROR(exec.SetInput(0, no_shape), StatusCode::kInvalidArgument, "set_input 'data'", "shape is NULL");
+  EXPECT_ERROR(exec.CopyOutputTo(0, no_shape), StatusCode::kInvalidArgument, "shape is NULL");
+  DLTensor no_data = input_.dl();
+  no_data.data = nullptr;
+  EXPECT_ERROR(exec.SetInput("data", no_data), StatusCode::kInvalidArgument, "data is NULL");
+  EXPECT_ERROR(exec.SetInputZeroCopy(0, no_data), StatusCode::kInvalidArgument, "data is NULL");
 }
 
 TEST_F(ExecutorTest, WarmupProfileAndMemory) {
