@@ -1,55 +1,17 @@
 #include "graph_executor/factory_module.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "base/mapped_pages.h"
 #include "graph_executor/graph_executor_module.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
-namespace {
-
-// Drops the pages of [begin, end) (page-aligned) from this process: MADV_DONTNEED on the private,
-// never-written file mapping of the library, so the page cache keeps them and this process's RSS
-// does not.
-void ReleasePages(uintptr_t begin, uintptr_t end) {
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-// Copies a parameter out of the mapped library into `dst`, releasing the source pages that lie wholly
-// inside [src, src + bytes) as the copy passes them. Copying in chunks bounds the peak to the copy
-// plus about one chunk of source, instead of the copy plus the whole source tensor (64 MiB for one
-// 4096x4096 float32 weight). Each release also covers a window behind the cursor: a read fault maps
-// neighbouring page-cache pages too (fault-around, whole large folios), including already released
-// ones. Returns the released range; the caller sweeps it again once every parameter is read, since
-// faults in the next tensor can map this one's tail the same way.
-std::pair<uintptr_t, uintptr_t> CopyAndReleaseSource(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
-  constexpr uint64_t kChunk = 1ull << 20;
-  constexpr uintptr_t kLookBehind = 2u << 20;  // the largest page-cache folio mapped at once (PMD)
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t base = reinterpret_cast<uintptr_t>(src);
-  const uintptr_t first = (base + page - 1) / page * page;  // first page wholly inside the tensor
-  uintptr_t released = first;
-  for (uint64_t off = 0; off < bytes; off += kChunk) {
-    const uint64_t n = bytes - off < kChunk ? bytes - off : kChunk;
-    std::memcpy(dst + off, src + off, static_cast<size_t>(n));
-    const uintptr_t end = (base + off + n) / page * page;
-    if (end > released) {
-      ReleasePages(released - first > kLookBehind ? released - kLookBehind : first, end);
-      released = end;
-    }
-  }
-  return {first, released};
-}
-
-}  // namespace
 
 StatusOr<std::vector<DLDevice>> DevicesFromPackedArgs(const PackedArgs& args, int first, std::string_view fn_name) {
   const std::string prefix = std::string(fn_name) + ": ";
@@ -121,7 +83,7 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
     out->params.push_back(std::move(p));
   }
   SORUN_RETURN_IF_ERROR_CTX(reader.ReadString(&out->module_name, "module name"), "GraphExecutorFactory");
-  for (const auto& range : released) ReleasePages(range.first, range.second);
+  for (const auto& range : released) ReleaseMappedPages(range.first, range.second);
   return Status::Ok();
 }
 
