@@ -17,18 +17,11 @@ REQ="$HERE/requirements-tvm.txt"
 VENV=${1:-${SORUN_TVM_VENV:-$HOME/.cache/sorun/tvm-venv}}
 T0=$(date +%s.%N)
 
-skip() { echo "install_tvm: skipped: $*"; echo "skipped: $*"; exit 3; }
-fail() { echo "install_tvm: FAILED: $*" >&2; exit 1; }
-elapsed() { python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$T0" "$(date +%s.%N)"; }
+TAG=install_tvm
+# shellcheck source=tests/interop/pinned_venv.sh
+. "$HERE/pinned_venv.sh"
 
-case "$VENV" in
-  /*) ;;
-  *) VENV="$(pwd)/$VENV" ;;
-esac
-ROOT=$(cd "$HERE/../.." && pwd)
-case "$VENV/" in
-  "$ROOT"/*) fail "the venv must live outside the repository (got $VENV)" ;;
-esac
+VENV=$(venv_path "$VENV") || exit 1
 
 # --- Python 3.10 (the wheel is cp310; cp38 exists too, but the pins are for 3.10)
 PY=${SORUN_TVM_PYTHON:-}
@@ -49,35 +42,5 @@ esac
 # --- export_library links with g++ -shared
 command -v g++ >/dev/null 2>&1 || skip "no g++ on PATH (TVM's export_library links deploy.so with g++)"
 
-STAMP_WANT="$(sha256sum "$REQ" | cut -d' ' -f1) python $PYVER"
-STAMP="$VENV/.sorun-tvm-pins"
 CHECK='import tvm; from tvm import relay; from tvm.contrib import graph_executor; import tvm.relay.testing; print(tvm.__version__, tvm.support.libinfo().get("LLVM_VERSION", "?"))'
-
-mkdir -p "$(dirname "$VENV")" || skip "cannot create $(dirname "$VENV")"
-exec 9>"$VENV.lock" || skip "cannot write $VENV.lock"
-flock 9  # one installer at a time per venv
-
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] && ver=$("$VENV/bin/python" -c "$CHECK" 2>/dev/null); then
-  echo "install_tvm: up to date: $VENV (tvm $ver, python $PYVER, $(elapsed) s)"
-  exit 0
-fi
-
-if [ -e "$VENV" ]; then
-  [ -f "$VENV/pyvenv.cfg" ] || fail "$VENV exists and is not a venv; refusing to replace it"
-  echo "install_tvm: replacing stale venv $VENV"
-  rm -rf "$VENV"
-fi
-echo "install_tvm: creating $VENV with $PY (Python $PYVER)"
-"$PY" -m venv "$VENV" || skip "python -m venv failed for $PY"
-
-LOG="$VENV.pip.log"
-# --no-deps: every package of the venv is in the pin list; pip check below proves the set is complete.
-if ! "$VENV/bin/pip" install --no-deps --only-binary=:all: --progress-bar off -q -r "$REQ" >"$LOG" 2>&1; then
-  reason=$(grep -E "ERROR|error:" "$LOG" | tail -1)
-  rm -rf "$VENV"
-  skip "pip could not install the pinned wheels (hhb-tvm==3.2.3 for cp310 or a dependency unavailable, or PyPI unreachable): ${reason:-see $LOG}"
-fi
-"$VENV/bin/pip" check >>"$LOG" 2>&1 || fail "pip check: the pinned set is inconsistent (see $LOG)"
-ver=$("$VENV/bin/python" -c "$CHECK" 2>>"$LOG") || fail "the installed TVM does not import (see $LOG)"
-echo "$STAMP_WANT" >"$STAMP"
-echo "install_tvm: installed $VENV (tvm $ver, python $PYVER, $(elapsed) s)"
+install_pinned_venv "$VENV" "$PY" "$PYVER" "$REQ" .sorun-tvm-pins "$CHECK" "hhb-tvm==3.2.3 for cp310"
