@@ -4,6 +4,7 @@
 #include "api/model_loading.h"
 #include "api/sorun.h"
 #include "api/sorun_impl.h"
+#include "relax/relax_module.h"
 
 namespace sorun {
 namespace {
@@ -47,6 +48,16 @@ Model::Impl Model::Impl::Make(ModelParts parts, std::string path) {
   return impl;
 }
 
+Model::Impl Model::Impl::MakeVm(Module root, ObjectPtr<relax::VmProgram> program, std::string path) {
+  Impl impl;
+  impl.inputs = program->inputs();
+  impl.outputs = program->outputs();
+  impl.parts.root = std::move(root);
+  impl.program = std::move(program);
+  impl.path = std::move(path);
+  return impl;
+}
+
 const Model::Impl& Model::Impl::Empty() {
   static const Impl* empty = new Impl();
   return *empty;
@@ -54,6 +65,10 @@ const Model::Impl& Model::Impl::Empty() {
 
 StatusOr<Model> Model::Load(const std::string& path, const RuntimeOptions& options) {
   SORUN_ASSIGN_OR_RETURN(Module root, sorun::Load(path, ToLoadOptions(options)));
+  if (relax::RelaxExecutableModule* vm = relax::AsRelaxExecutable(root)) {
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<relax::VmProgram> program, vm->Program(path));
+    return Model(std::make_shared<const Impl>(Impl::MakeVm(std::move(root), std::move(program), path)));
+  }
   auto parts = PartsOfPackedModel(root);
   if (!parts.ok()) return std::move(parts).status().Annotate(path);
   return Model(std::make_shared<const Impl>(Impl::Make(std::move(*parts), path)));
@@ -76,6 +91,17 @@ StatusOr<Executor> Model::NewExecutor(const ExecutorOptions& options) const {
   std::vector<DLDevice> devices = options.devices;
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
   SORUN_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool, PoolFor(options));
+  if (impl_->program) {
+    auto vm = relax::VmExecutor::Create(impl_->program, devices, std::move(pool));
+    if (!vm.ok()) return std::move(vm).status().Annotate(impl_->path);
+    if (options.warmup) SORUN_RETURN_IF_ERROR((*vm)->Warmup());
+    auto impl = std::make_unique<Executor::Impl>();
+    impl->vm = std::move(*vm);
+    impl->model = impl_;
+    impl->inputs = &impl_->inputs;
+    impl->outputs = &impl_->outputs;
+    return Executor(std::move(impl));
+  }
   SORUN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> graph_executor,
                          CreateExecutor(impl_->parts, devices, std::move(pool)));
   if (options.warmup) SORUN_RETURN_IF_ERROR(graph_executor->Warmup());

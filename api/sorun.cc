@@ -6,6 +6,7 @@
 
 #include "api/sorun.h"
 #include "graph_executor/register.h"
+#include "relax/relax_module.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/environment.h"
 
@@ -22,6 +23,7 @@ Status Initialize() {
   // A malformed SORUN_* variable is an error here, not a silent default inside the thread pool.
   SORUN_RETURN_IF_ERROR(CheckSorunEnvironment());
   SORUN_RETURN_IF_ERROR(RegisterGraphExecutor());
+  SORUN_RETURN_IF_ERROR(relax::RegisterRelaxVm());
   SORUN_RETURN_IF_ERROR(RegisterLinkedBackends());
   done = true;
   return Status::Ok();

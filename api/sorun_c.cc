@@ -324,6 +324,22 @@ sorun_status_t sorun_executor_output_index(const sorun_executor_t* executor, con
   });
 }
 
+sorun_status_t sorun_executor_num_outputs(const sorun_executor_t* executor, int32_t* count) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(executor);
+    SORUN_C_CHECK_NOT_NULL(count);
+    *count = static_cast<int32_t>(executor->executor.outputs().size());
+    return Status::Ok();
+  });
+}
+
+sorun_status_t sorun_executor_output_info(const sorun_executor_t* executor, int32_t index, sorun_tensor_info_t* info) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(executor);
+    return sorun::FillTensorInfo(function, executor->executor.outputs(), index, "output", info);
+  });
+}
+
 sorun_status_t sorun_executor_num_threads(const sorun_executor_t* executor, int32_t* count) {
   return Guarded(__func__, [&, function = __func__]() -> Status {
     SORUN_C_CHECK_NOT_NULL(executor);

@@ -67,7 +67,7 @@ extern "C" {
 /* The version of this header; compare with sorun_api_version() (the library's) at startup. A library
  * with the same major and a minor >= the header's has every function and field used. */
 #define SORUN_API_VERSION_MAJOR 1
-#define SORUN_API_VERSION_MINOR 0
+#define SORUN_API_VERSION_MINOR 1
 #define SORUN_API_VERSION ((SORUN_API_VERSION_MAJOR << 16) | SORUN_API_VERSION_MINOR)
 
 /* Error classes; the numeric values are stable (they are sorun::StatusCode's, base/status.h). */
@@ -182,6 +182,13 @@ SORUN_C_API sorun_status_t sorun_executor_input_index(const sorun_executor_t* ex
                                                       int32_t* index);
 SORUN_C_API sorun_status_t sorun_executor_output_index(const sorun_executor_t* executor, const char* name,
                                                        int32_t* index);
+/* Since 1.1. The executor's outputs: the model's (sorun_model_output_info) for a graph model; for a Relax
+ * VM model, those of its last run, real shapes included (before the first run, what the bytecode tells:
+ * dims -1 where computed at run time, possibly no outputs at all). The info's pointers are valid until
+ * the executor's next run or free. SORUN_OUT_OF_RANGE for an index outside [0, count). */
+SORUN_C_API sorun_status_t sorun_executor_num_outputs(const sorun_executor_t* executor, int32_t* count);
+SORUN_C_API sorun_status_t sorun_executor_output_info(const sorun_executor_t* executor, int32_t index,
+                                                      sorun_tensor_info_t* info);
 /* Threads of the pool the executor's parallel kernels use. */
 SORUN_C_API sorun_status_t sorun_executor_num_threads(const sorun_executor_t* executor, int32_t* count);
 

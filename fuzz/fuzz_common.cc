@@ -1,7 +1,10 @@
 #include "fuzz/fuzz_common.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "api/model_loading.h"
 
@@ -31,6 +34,34 @@ void Init() {
     Status s = Initialize();
     FUZZ_CHECK(s.ok(), s.ToString());
   });
+}
+
+std::string FindRunfile(const std::string& relative, const char* override_env) {
+  std::vector<std::string> candidates;
+  if (override_env != nullptr) {
+    if (const char* v = std::getenv(override_env)) candidates.emplace_back(v);
+  }
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  const std::string ws = workspace && *workspace ? workspace : "sorun";
+  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
+    if (const char* v = std::getenv(var)) candidates.push_back(std::string(v) + "/" + ws + "/" + relative);
+  }
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    const std::string self(exe, static_cast<size_t>(n));
+    candidates.push_back(self + ".runfiles/" + ws + "/" + relative);
+    const size_t fuzz_dir = self.rfind("/fuzz/");
+    if (fuzz_dir != std::string::npos) candidates.push_back(self.substr(0, fuzz_dir) + "/" + relative);
+  }
+  std::string tried;
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), R_OK) == 0) return c;
+    tried += " " + c;
+  }
+  FUZZ_CHECK(false, "cannot find " + relative + " (tried:" + tried + ")" +
+                        (override_env != nullptr ? std::string("; set ") + override_env : std::string()));
+  return "";
 }
 
 bool SmallEnoughToRun(const GraphSpec& graph, const MemoryPlan& plan) {

@@ -7,6 +7,7 @@
 //                           device, program cache off); every body calls it first
 //   Note(target, status)    prints a non-OK status when SORUN_FUZZ_VERBOSE=1
 //   SmallEnoughToRun(...)   whether an executor for this plan stays within the harness's memory bound
+//   FindRunfile(...)        a data file of the fuzz binaries / regression test (real libraries, fixtures)
 //
 // Thread-compatible: a fuzzer calls one body at a time.
 #ifndef SORUN_FUZZ_FUZZ_COMMON_H_
@@ -46,6 +47,10 @@ void Note(const char* target, const Status& s);
 // One-time process setup: every loader registered the way applications do it, OpenCL discovery
 // pointed at no platform, the program cache off, no CUDA device visible. Idempotent, thread-safe.
 void Init();
+// The path of `relative` (a workspace path, e.g. "testdata/relax/mlp.so") among the runfiles: $override_env
+// (when given and set: the file itself), bazel test's TEST_SRCDIR, RUNFILES_DIR, <this binary>.runfiles, then
+// the bazel-bin tree the binary sits in (bazel-bin/fuzz/<target>). Aborts naming every place tried.
+std::string FindRunfile(const std::string& relative, const char* override_env = nullptr);
 // True when `plan` (for `graph`) is within kMaxExecutorBytes / kMaxExecutorEntries.
 bool SmallEnoughToRun(const GraphSpec& graph, const MemoryPlan& plan);
 

@@ -579,6 +579,7 @@ const std::vector<FuzzTarget>& AllTargets() {
       {"elf_inject_fuzzer", &FuzzElfInject},
       {"model_load_fuzzer", &FuzzModelLoad},
       {"relax_fuzzer", &FuzzRelax},
+      {"relax_vm_fuzzer", &FuzzRelaxVm},
   };
   return *targets;
 }

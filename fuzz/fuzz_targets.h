@@ -25,11 +25,16 @@
 //   FuzzRelax           byte 0 selects a Relax blob generation or a bare VM executable payload ->
 //                       ParseLibraryBlob -> ParseVmExecutable -> classification, disassembly, inputs
 //                       (fuzz_targets_relax.cc)
+//   FuzzRelaxVm         a VM executable payload -> ParseVmExecutable -> VmProgram::Create against the kernel
+//                       library of a real TVM export (byte 0 picks which) -> VmExecutor on the CPU, inputs
+//                       bound with zeros, Run twice, outputs read (fuzz_targets_relax.cc). Kernels RUN: they
+//                       are the export's real code, the bytecode is the data under test
 //
 // Bad input must come back as a non-OK Status; a body aborts (FUZZ_CHECK) only when a round trip or an
 // invariant of a successful parse breaks, which is a bug. Sanitizers catch the rest. The bodies never
 // touch the network or a GPU, and only FuzzElfInject / FuzzModelLoad touch the file system (a private
-// temporary directory; FuzzModelLoad dlopen()s the libraries it writes there): OpenCL discovery is pointed at an empty
+// temporary directory; FuzzModelLoad dlopen()s the libraries it writes there; FuzzRelaxVm dlopen()s the
+// fixture exports of testdata/relax once, read-only): OpenCL discovery is pointed at an empty
 // vendor directory (OCL_ICD_VENDORS, unless already set) and CUDA_VISIBLE_DEVICES is emptied.
 //
 // Thread-compatible: a fuzzer calls one body at a time. Every body returns 0 (libFuzzer's contract).
@@ -66,6 +71,7 @@ int FuzzTar(const uint8_t* data, size_t size);
 int FuzzElfInject(const uint8_t* data, size_t size);
 int FuzzModelLoad(const uint8_t* data, size_t size);
 int FuzzRelax(const uint8_t* data, size_t size);
+int FuzzRelaxVm(const uint8_t* data, size_t size);
 
 }  // namespace fuzz
 }  // namespace sorun

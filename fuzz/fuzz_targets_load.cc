@@ -89,37 +89,9 @@ std::string FreshPath(const char* stem) {
   return WorkDir() + "/" + stem + std::to_string(counter++) + ".so";
 }
 
-// Finds `relative` among the runfiles: $SORUN_FUZZ_KERNEL_LIBRARY (the library itself), bazel test's
-// TEST_SRCDIR, RUNFILES_DIR, <this binary>.runfiles, then the bazel-bin tree the binary sits in
-// (bazel-bin/fuzz/<target>: `bazel build //fuzz:fuzzers` builds the library but no runfiles trees).
-std::string FindRunfile(const std::string& relative) {
-  std::vector<std::string> candidates;
-  if (const char* v = std::getenv("SORUN_FUZZ_KERNEL_LIBRARY")) candidates.emplace_back(v);
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  const std::string ws = workspace && *workspace ? workspace : "sorun";
-  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
-    if (const char* v = std::getenv(var)) candidates.push_back(std::string(v) + "/" + ws + "/" + relative);
-  }
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n > 0) {
-    const std::string self(exe, static_cast<size_t>(n));
-    candidates.push_back(self + ".runfiles/" + ws + "/" + relative);
-    const size_t fuzz_dir = self.rfind("/fuzz/");
-    if (fuzz_dir != std::string::npos) candidates.push_back(self.substr(0, fuzz_dir) + "/" + relative);
-  }
-  std::string tried;
-  for (const std::string& c : candidates) {
-    if (access(c.c_str(), R_OK) == 0) return c;
-    tried += " " + c;
-  }
-  FUZZ_CHECK(false, "cannot find " + relative + " (tried:" + tried + "); set SORUN_FUZZ_KERNEL_LIBRARY");
-  return "";
-}
-
 const std::string& KernelLibraryBytes() {
   static const std::string* bytes = [] {
-    auto read = ReadFileToString(FindRunfile(kKernelLibrary));
+    auto read = ReadFileToString(FindRunfile(kKernelLibrary, "SORUN_FUZZ_KERNEL_LIBRARY"));
     FUZZ_CHECK(read.ok(), read.status().ToString());
     return new std::string(std::move(*read));
   }();

@@ -21,6 +21,6 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 "$BIN/fuzz/make_corpus" "$OUT" "${ZOO_FILES[@]}"
 cp testdata/npy/*.npy "$OUT/npy_fuzzer/"
-mkdir -p "$OUT/relax_fuzzer"
-"$BIN/fuzz/make_relax_corpus" "$OUT/relax_fuzzer" testdata/relax/mlp.so testdata/relax/dyn_batch.so
+mkdir -p "$OUT/relax_fuzzer" "$OUT/relax_vm_fuzzer"
+"$BIN/fuzz/make_relax_corpus" "$OUT" testdata/relax
 echo "corpus: $(find "$OUT" -type f | wc -l) files, $(du -sb "$OUT" | cut -f1) bytes"

@@ -12,6 +12,7 @@
 #include "format/binary_reader.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
+#include "runtime/function_registry.h"
 #include "runtime/last_error.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
@@ -119,6 +120,48 @@ Status GraphExecutor::Init() {
   return Status::Ok();
 }
 
+namespace {
+
+// Owns one image from "device_api.opencl.alloc_nd"; hands it back through "free_nd" when the last
+// tensor over it goes.
+class TextureStorage final : public Object {
+ public:
+  TextureStorage(PackedFunc free_nd, DLDevice device, std::string scope, void* image)
+      : free_nd_(std::move(free_nd)), device_(device), scope_(std::move(scope)), image_(image) {}
+  ~TextureStorage() override {
+    // Cannot fail for an image alloc_nd returned; nothing to report to from a destructor.
+    (void)free_nd_(static_cast<int64_t>(device_.device_type), static_cast<int64_t>(device_.device_id), scope_, image_);
+  }
+
+ private:
+  PackedFunc free_nd_;
+  DLDevice device_;
+  std::string scope_;
+  void* image_;
+};
+
+}  // namespace
+
+StatusOr<Tensor> GraphExecutor::AllocTextureStorage(const StoragePool& pool) {
+  const std::string what = "allocating storage " + std::to_string(pool.storage_id) + " (" +
+                           std::to_string(pool.texture_width) + " x " + std::to_string(pool.texture_height) +
+                           " texture, scope '" + pool.texture_scope + "', on " + DeviceToString(pool.device) + ")";
+  PackedFunc alloc_nd = FunctionRegistry::Global().Get(keys::kOpenclAllocNd);
+  PackedFunc free_nd = FunctionRegistry::Global().Get(keys::kOpenclFreeNd);
+  if (!alloc_nd.defined() || !free_nd.defined()) {
+    return Unavailable(what + ": texture memory needs the OpenCL backend (" + keys::kOpenclAllocNd +
+                       " is not registered)");
+  }
+  int64_t extent[2] = {pool.texture_width, pool.texture_height};
+  auto image = alloc_nd(static_cast<int64_t>(pool.device.device_type), static_cast<int64_t>(pool.device.device_id),
+                        static_cast<int64_t>(pool.texture_dtype.code), static_cast<int64_t>(pool.texture_dtype.bits),
+                        pool.texture_scope, static_cast<int64_t>(2), static_cast<void*>(extent));
+  if (!image.ok()) return std::move(image).status().Annotate(what);
+  void* handle = image->raw().v_handle;
+  ObjectPtr<Object> owner = MakeObject<TextureStorage>(free_nd, pool.device, pool.texture_scope, handle);
+  return Tensor::Wrap(handle, pool.bytes, {static_cast<int64_t>(pool.bytes)}, UInt8(), pool.device, std::move(owner));
+}
+
 Status GraphExecutor::SetupStorage() {
   const GraphSpec& g = *graph_;
   const uint32_t n = g.num_entries();
@@ -153,6 +196,10 @@ Status GraphExecutor::SetupStorage() {
                                     pool.device, ObjectPtr<Object>(lib_.node())));
         continue;
       }
+    }
+    if (!pool.texture_scope.empty()) {
+      SORUN_ASSIGN_OR_RETURN(pools_[p], AllocTextureStorage(pool));
+      continue;
     }
     // Exactly the planned bytes: the plan is the memory report (memory_plan()).
     auto t = Tensor::Empty({static_cast<int64_t>(pool.bytes)}, UInt8(), pool.device);
@@ -422,6 +469,11 @@ Status GraphExecutor::CheckZeroCopyTarget(uint32_t eid, const DLTensor& v, const
   }
   if (v.data == nullptr) return InvalidArgument(what + ": tensor has no data");
   if (!IsCompact(v)) return InvalidArgument(what + ": tensor is not compact");
+  const std::string& texture_scope = plan_.pools[static_cast<size_t>(plan_.entry_pool[eid])].texture_scope;
+  if (!texture_scope.empty()) {
+    return InvalidArgument(what + ": the graph keeps this entry in texture memory ('" + texture_scope +
+                           "'); kernels read it as an image, so it takes a copy (SetInput / CopyOutputTo)");
+  }
   if (device.device_type == kDLCPU) {
     uintptr_t address = reinterpret_cast<uintptr_t>(v.data) + v.byte_offset;
     if (address % kAllocAlignment != 0) {

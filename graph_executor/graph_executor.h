@@ -120,6 +120,9 @@ class GraphExecutor {
   GraphExecutor() = default;
   Status Init();
   Status SetupStorage();
+  // The image of texture storage `pool` (through "device_api.opencl.alloc_nd"), as a byte tensor that
+  // gives the image back when its last view goes.
+  StatusOr<Tensor> AllocTextureStorage(const StoragePool& pool);
   Status SetupSteps();
   Status CheckBinding(uint32_t eid, const DLTensor& value, const char* what) const;
   // Device, compactness and alignment of a tensor the kernels will use directly.

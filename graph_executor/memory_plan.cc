@@ -1,9 +1,11 @@
 #include "graph_executor/memory_plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include "runtime/data_type.h"
+#include "runtime/texture_layout.h"
 
 namespace sorun {
 
@@ -41,6 +43,48 @@ std::string MemoryPlan::Describe() const {
   }
   return s;
 }
+
+namespace {
+
+// Grows texture storage `pool` to hold entry `eid` of texture scope `scope` (TVM's 2-d pool sizing:
+// the largest width and the largest height of its entries).
+Status PlanTexture(const GraphSpec& graph, uint32_t eid, const std::string& scope, StoragePool* pool) {
+  const std::vector<int64_t>& shape = graph.shape[eid];
+  const DLDataType dtype = graph.dltype[eid];
+  const std::string what = "graph entry " + std::to_string(eid) + " (storage " + std::to_string(pool->storage_id) +
+                           ", storage_scope '" + scope + "')";
+  if (pool->device.device_type != kDLOpenCL) {
+    return InvalidArgument(what + " is texture memory, which only OpenCL devices have; it is planned on " +
+                           DeviceToString(pool->device));
+  }
+  auto texture = TextureShapeFor(scope, shape.data(), static_cast<int>(shape.size()));
+  if (!texture.ok()) return std::move(texture).status().Annotate(what);
+  if (texture->channels != 4) {
+    return InvalidArgument(what + ": the last dimension is " + std::to_string(texture->channels) +
+                           "; an RGBA image holds 4 values per texel");
+  }
+  if (pool->texture_scope.empty()) {
+    pool->texture_scope = scope;
+    pool->texture_dtype = dtype;
+  } else if (!(pool->texture_dtype == dtype)) {
+    return InvalidArgument(what + " has dtype " + DTypeToString(dtype) + " but the storage's image holds " +
+                           DTypeToString(pool->texture_dtype));
+  }
+  pool->texture_width = std::max(pool->texture_width, texture->width);
+  pool->texture_height = std::max(pool->texture_height, texture->height);
+  const uint64_t texel_bytes = 4 * ((dtype.bits + 7) / 8);
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(pool->texture_width), static_cast<uint64_t>(pool->texture_height),
+                             &bytes) ||
+      __builtin_mul_overflow(bytes, texel_bytes, &bytes)) {
+    return InvalidArgument(what + ": the storage's image of " + std::to_string(pool->texture_width) + " x " +
+                           std::to_string(pool->texture_height) + " texels is too large");
+  }
+  pool->bytes = bytes;
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevice>& devices,
                                 const std::vector<bool>& bound_param_entries) {
@@ -94,10 +138,26 @@ StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevi
       return InvalidArgument("storage " + std::to_string(sid) + " is used on " + DeviceToString(pool.device) +
                              " and on " + DeviceToString(dev) + " (entry " + std::to_string(eid) + ")");
     }
-    uint64_t bytes = graph.EntryBytes(eid);
-    if (bytes > pool.bytes) pool.bytes = bytes;
+    const std::string& scope = graph.storage_scope.empty() ? std::string() : graph.storage_scope[eid];
+    if (!scope.empty() && scope != "global" && !IsTextureScope(scope)) {
+      return InvalidArgument("graph entry " + std::to_string(eid) + ": storage_scope '" + scope +
+                             "' is not supported (sorun allocates \"\", \"global\" and \"global.texture*\" storage)");
+    }
+    const std::string texture_scope = IsTextureScope(scope) ? scope : std::string();
+    if (!pool.entries.empty() && texture_scope != pool.texture_scope) {
+      return InvalidArgument("storage " + std::to_string(sid) + " holds entries of storage_scope '" +
+                             pool.texture_scope + "' and '" + texture_scope + "' (entry " + std::to_string(eid) + ")");
+    }
+    if (!texture_scope.empty()) {
+      SORUN_RETURN_IF_ERROR(PlanTexture(graph, eid, texture_scope, &pool));
+    } else {
+      uint64_t bytes = graph.EntryBytes(eid);
+      if (bytes > pool.bytes) pool.bytes = bytes;
+    }
     pool.entries.push_back(eid);
-    if (eid >= bound_param_entries.size() || !bound_param_entries[eid]) pool.weights_only = false;
+    if (eid >= bound_param_entries.size() || !bound_param_entries[eid] || !texture_scope.empty()) {
+      pool.weights_only = false;
+    }
     plan.entry_pool[eid] = static_cast<int32_t>(it->second);
   }
   for (const StoragePool& pool : plan.pools) {

@@ -5,7 +5,11 @@
 // executor device), sized for the largest entry using it; entries are views of their pool. Pools whose
 // only entries are parameters supplied by the factory are not allocated: those entries point at the
 // shared, read-only weights. The plan reports bytes per device (weights, activations) so callers see
-// memory use before the first run. Pure data; thread-compatible.
+// memory use before the first run. Storage whose entries have a "global.texture*" storage_scope
+// (TVM's texture-targeted OpenCL builds, e.g. -device=adreno) is an RGBA image2d instead of a buffer:
+// as wide and as high as the largest entry's TextureShapeFor(scope, shape) (TVM's 2-d pool sizing),
+// on an OpenCL device, never bound to shared weights (kernels read images, so bound parameters are
+// copied in). Pure data; thread-compatible.
 #ifndef SORUN_GRAPH_EXECUTOR_MEMORY_PLAN_H_
 #define SORUN_GRAPH_EXECUTOR_MEMORY_PLAN_H_
 
@@ -28,6 +32,12 @@ struct StoragePool {
   std::vector<uint32_t> entries;
   // True when every entry of the pool is a bound parameter: nothing is allocated.
   bool weights_only = false;
+  // Texture storage: the entries' "global.texture*" scope (empty for a plain buffer of `bytes`) and
+  // the image, texture_width x texture_height RGBA texels of texture_dtype (`bytes` = its size).
+  std::string texture_scope;
+  int64_t texture_width = 0;
+  int64_t texture_height = 0;
+  DLDataType texture_dtype{0, 0, 0};
 };
 
 struct MemoryPlan {
@@ -46,7 +56,9 @@ struct MemoryPlan {
 // the CPU and the list has none). `bound_param_entries[e]` is true when
 // entry e is a parameter the executor will bind to shared weights (of `bound_param_bytes[e]`).
 // Errors: a pool used by entries on different devices, a device type requested by device_index
-// that `devices` lacks.
+// that `devices` lacks, a storage_scope other than "", "global" and the texture scopes, texture
+// storage off OpenCL, with a last dimension other than 4, or shared with entries of another scope or
+// dtype.
 StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevice>& devices,
                                 const std::vector<bool>& bound_param_entries);
 

@@ -1,8 +1,8 @@
-// InjectBlobIntoSharedLibrary: adds the exported symbol `__tvm_dev_mblob` (and optionally sorun's
-// 32-byte `__sorun_blob_checksum` record) to an ALREADY LINKED ELF64 little-endian shared library,
-// writing a new file. This is how `sorun pack` turns TVM's three-file deployment (kernel library +
-// graph JSON + params) into one library that both sorun and TVM's runtime load: no objects, no
-// compiler, no relinking. docs/elf_blob_injection.md has the design and the reasons.
+// InjectBlobIntoSharedLibrary: adds the exported symbol `__tvm_dev_mblob` (or a Relax export's blob
+// symbol, BlobInjectionOptions::blob_symbol; and optionally sorun's 32-byte `__sorun_blob_checksum`
+// record) to an ALREADY LINKED ELF64 little-endian shared library, writing a new file. This is how `sorun pack` turns
+// TVM's three-file deployment (kernel library + graph JSON + params) into one library that both sorun and TVM's runtime
+// load: no objects, no compiler, no relinking. docs/elf_blob_injection.md has the design and the reasons.
 //
 // What changes (all other bytes keep their offset and value):
 //  - Appended: one read-only PT_LOAD above every existing segment (file offset and address congruent
@@ -47,12 +47,17 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "runtime/registry_keys.h"
 
 namespace sorun {
 
 struct BlobInjectionOptions {
-  // When the input already defines `__tvm_dev_mblob` / `__sorun_blob_checksum` (a TVM deploy library,
-  // or an earlier injection), point those symbol entries at the new bytes instead of refusing. The old
+  // The symbol that holds the blob: `__tvm_dev_mblob` (graph-executor models, TVM <= 0.20), or a Relax
+  // export's `__tvm_ffi_library_bin` (TVM 0.21) / `__tvm_ffi__library_bin` (0.22+), whose container
+  // `sorun pack` rewrites (packer/relax_pack.h). Any other name is InvalidArgument.
+  std::string blob_symbol = keys::kSymbolDevMblob;
+  // When the input already defines the blob symbol / `__sorun_blob_checksum` (a TVM deploy library or
+  // Relax export, or an earlier injection), point those symbol entries at the new bytes instead of refusing. The old
   // bytes stay in the file, unreferenced. A stale checksum record cannot be removed, so replacing the
   // blob of an input that has one requires a new checksum record.
   bool replace_existing = false;

@@ -13,9 +13,15 @@ namespace sorun {
 namespace blob_injection {
 
 Status Injector::CheckArguments() const {
+  const std::string& symbol = options_.blob_symbol;
+  if (symbol != keys::kSymbolDevMblob && symbol != keys::kSymbolFfiLibraryBin &&
+      symbol != keys::kSymbolFfiLibraryBinV22) {
+    return InvalidArgument("blob symbol '" + symbol + "' is none of " + keys::kSymbolDevMblob + ", " +
+                           keys::kSymbolFfiLibraryBin + " and " + keys::kSymbolFfiLibraryBinV22);
+  }
   if (blob_.size() < 8) {
-    return InvalidArgument("blob of " + std::to_string(blob_.size()) +
-                           " bytes: a __tvm_dev_mblob needs at least its 8-byte length prefix");
+    return InvalidArgument("blob of " + std::to_string(blob_.size()) + " bytes: a " + symbol +
+                           " needs at least its 8-byte length prefix");
   }
   uint64_t prefix = 0;
   for (int i = 7; i >= 0; --i) prefix = (prefix << 8) | static_cast<uint8_t>(blob_[i]);

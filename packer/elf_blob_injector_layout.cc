@@ -13,10 +13,10 @@ namespace sorun {
 namespace blob_injection {
 
 Status Injector::PlanSymbols() {
-  std::vector<std::pair<std::string, bool>> wanted = {{keys::kSymbolDevMblob, false}};
+  std::vector<std::pair<std::string, bool>> wanted = {{options_.blob_symbol, false}};
   if (!checksum_.empty()) wanted.push_back({keys::kSymbolBlobChecksum, true});
   // Whatever the input already defines under these names.
-  for (const char* name : {keys::kSymbolDevMblob, keys::kSymbolBlobChecksum}) {
+  for (const std::string& name : {options_.blob_symbol, std::string(keys::kSymbolBlobChecksum)}) {
     std::vector<const ElfSymbol*> dynamic, statics;
     for (const ElfSymbol& s : image_.dynamic_symbols()) {
       if (s.name == name) dynamic.push_back(&s);
@@ -39,7 +39,7 @@ Status Injector::PlanSymbols() {
                            " bytes); inject into the kernel library without a blob, or replace it "
                            "(BlobInjectionOptions::replace_existing)");
     }
-    const bool is_checksum = std::string_view(name) == keys::kSymbolBlobChecksum;
+    const bool is_checksum = name == keys::kSymbolBlobChecksum;
     if (is_checksum && checksum_.empty()) {
       return InvalidArgument(name_ + ": " + where +
                              " exists and would no longer match the new blob; give a "

@@ -285,5 +285,128 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
   return inputs;
 }
 
+namespace {
+
+// ---- DescribeOutputs: a static walk of straight-line code ----
+
+struct OutputWalk {
+  const VmExecutable& exec;
+  const VmFunction& fn;
+  bool ok = true;
+  std::vector<TensorInfo> leaves;
+
+  // The last Call writing `reg` before instruction `before`; -1 if none.
+  int64_t Writer(int64_t reg, int64_t before) const {
+    for (int64_t pc = before - 1; pc >= fn.start_instr; --pc) {
+      const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+      if (in.op == VmOpcode::kCall && in.dst == reg) return pc;
+    }
+    return -1;
+  }
+  const std::string& CalleeName(const VmInstruction& in) const {
+    return exec.functions[static_cast<size_t>(in.func_index)].name;
+  }
+  // dims of a shape argument: a constant, or a register written by make_shape.
+  bool ShapeOf(const VmArg& a, int64_t before, std::vector<int64_t>* dims) const {
+    if (a.kind == VmArgKind::kConstIdx) {
+      const VmConstant& c = exec.constants[static_cast<size_t>(a.value)];
+      if (c.kind != VmConstantKind::kShape) return false;
+      *dims = c.shape;
+      return true;
+    }
+    if (a.kind != VmArgKind::kRegister) return false;
+    const int64_t w = Writer(a.value, before);
+    if (w < 0) return false;
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(w)];
+    if (CalleeName(in) != "vm.builtin.make_shape" || in.args.size() < 2 || in.args[1].kind != VmArgKind::kImmediate) {
+      return false;
+    }
+    const int64_t n = in.args[1].value;
+    if (n < 0 || in.args.size() < static_cast<size_t>(2 + 2 * n)) return false;
+    dims->clear();
+    for (int64_t i = 0; i < n; ++i) {
+      const VmArg& code = in.args[static_cast<size_t>(2 + 2 * i)];
+      const VmArg& val = in.args[static_cast<size_t>(3 + 2 * i)];
+      const bool imm = code.kind == VmArgKind::kImmediate && code.value == 0 && val.kind == VmArgKind::kImmediate;
+      dims->push_back(imm ? val.value : -1);
+    }
+    return true;
+  }
+  bool DTypeOf(const VmArg& a, DLDataType* dtype) const {
+    if (a.kind != VmArgKind::kConstIdx) return false;
+    const VmConstant& c = exec.constants[static_cast<size_t>(a.value)];
+    if (c.kind != VmConstantKind::kDataType) return false;
+    *dtype = c.dtype;
+    return true;
+  }
+  void Leaf(int64_t reg, int64_t before, int depth) {
+    if (!ok) return;
+    const int64_t w = depth > 64 ? -1 : Writer(reg, before);
+    if (w < 0) {
+      ok = false;
+      return;
+    }
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(w)];
+    const std::string& callee = CalleeName(in);
+    TensorInfo info;
+    if (callee == "vm.builtin.make_tuple") {
+      for (const VmArg& a : in.args) {
+        if (a.kind != VmArgKind::kRegister) {
+          ok = false;
+          return;
+        }
+        Leaf(a.value, w, depth + 1);
+      }
+      return;
+    }
+    if (callee == "vm.builtin.copy" && !in.args.empty() && in.args[0].kind == VmArgKind::kRegister) {
+      Leaf(in.args[0].value, w, depth + 1);
+      return;
+    }
+    if (callee == "vm.builtin.alloc_tensor" && in.args.size() >= 4 && ShapeOf(in.args[2], w, &info.shape) &&
+        DTypeOf(in.args[3], &info.dtype)) {
+      leaves.push_back(info);
+      return;
+    }
+    if (callee == "vm.builtin.reshape" && in.args.size() == 2 && in.args[0].kind == VmArgKind::kRegister &&
+        ShapeOf(in.args[1], w, &info.shape)) {
+      // The dtype is the reshaped tensor's.
+      OutputWalk inner{exec, fn};
+      inner.Leaf(in.args[0].value, w, depth + 1);
+      if (!inner.ok || inner.leaves.size() != 1) {
+        ok = false;
+        return;
+      }
+      info.dtype = inner.leaves[0].dtype;
+      leaves.push_back(info);
+      return;
+    }
+    ok = false;
+  }
+};
+
+}  // namespace
+
+std::vector<TensorInfo> DescribeOutputs(const VmExecutable& exec, int function) {
+  if (function < 0 || static_cast<size_t>(function) >= exec.functions.size()) return {};
+  const VmFunction& fn = exec.functions[static_cast<size_t>(function)];
+  if (fn.kind != VmFunctionKind::kVmFunc) return {};
+  int64_t ret_pc = -1;
+  for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+    if (in.op == VmOpcode::kGoto || in.op == VmOpcode::kIf) return {};  // branches: not straight-line
+    if (in.op == VmOpcode::kRet) {
+      if (ret_pc >= 0) return {};
+      ret_pc = pc;
+    }
+  }
+  if (ret_pc < 0) return {};
+  OutputWalk walk{exec, fn};
+  walk.Leaf(exec.instructions[static_cast<size_t>(ret_pc)].reg, ret_pc, 0);
+  if (!walk.ok) return {};
+  for (size_t i = 0; i < walk.leaves.size(); ++i) walk.leaves[i].name = "output_" + std::to_string(i);
+  return walk.leaves;
+}
+
 }  // namespace relax
 }  // namespace sorun

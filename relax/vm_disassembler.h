@@ -8,7 +8,8 @@
 //   unsupported        everything else, with the family named: KV-cache, CUDA graph, disco, BYOC /
 //                      contrib externs, compiled-mode (vmtir) functions, other builtins, unknown names.
 // It also reads the inputs' facts from main's leading checks (check_tensor_info: ndim and dtype;
-// match_shape: static dims). Pure functions of their arguments; thread-safe.
+// match_shape: static dims) and the outputs' from a static walk of main. Pure functions of their
+// arguments; thread-safe.
 #ifndef SORUN_RELAX_VM_DISASSEMBLER_H_
 #define SORUN_RELAX_VM_DISASSEMBLER_H_
 
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/executor_types.h"
 #include "base/status.h"
 #include "relax/vm_executable.h"
 
@@ -75,6 +77,12 @@ struct VmInputInfo {
 // and match_shape calls on registers 0..num_args-1 before the first call to anything else.
 // NotFound when there is no such vm function.
 StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, const std::string& function = "main");
+
+// The outputs of vm function `function`: its return value flattened depth-first, each leaf described
+// from the instruction that made it (alloc_tensor / reshape with constant shape and dtype, make_shape
+// with immediates; -1 dims otherwise), named output_<i>. Empty when the walk cannot tell (branches, a
+// value from a VM call or a kernel).
+std::vector<TensorInfo> DescribeOutputs(const VmExecutable& exec, int function);
 
 }  // namespace relax
 }  // namespace sorun

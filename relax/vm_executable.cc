@@ -289,8 +289,11 @@ Status ValidateInstruction(const VmExecutable& exec, const VmFunction& fn, int64
           return DataLoss(where + ": if false_offset " + std::to_string(in.pc_offset) + " must be > 1");
         }
         if (pc + 1 >= fn.end_instr) return DataLoss(where + ": if is the last instruction of '" + fn.name + "'");
-      } else if (in.pc_offset == 0) {
-        return DataLoss(where + ": goto with offset 0 loops forever");
+      } else if (in.pc_offset <= 0) {
+        // TVM's compiler emits forward jumps only (the join of a relax.If); a backward one could loop
+        // without end, so it is refused here rather than bounded at run time.
+        return DataLoss(where + ": goto by " + std::to_string(in.pc_offset) +
+                        " jumps backwards (TVM emits forward jumps only; a loop could run forever)");
       }
       const bool in_range = in.pc_offset >= fn.start_instr - pc && in.pc_offset < fn.end_instr - pc;
       if (!in_range) {
@@ -316,6 +319,19 @@ const char* VmConstantKindName(VmConstantKind kind) {
     case VmConstantKind::kFloat: return "float";
   }
   return "?";
+}
+
+int32_t VmConstantTag(VmConstantKind kind, ConstantTagDialect dialect) {
+  const TagTable& tags = dialect == ConstantTagDialect::kLegacyEnum ? kLegacyTags : kFfiTags;
+  switch (kind) {
+    case VmConstantKind::kTensor: return tags.tensor;
+    case VmConstantKind::kDataType: return tags.dtype;
+    case VmConstantKind::kShape: return tags.shape;
+    case VmConstantKind::kString: return tags.str;
+    case VmConstantKind::kInt: return tags.integer;
+    case VmConstantKind::kFloat: return tags.floating;
+  }
+  return -1;
 }
 
 uint64_t VmConstant::DataAlignment() const {
@@ -431,10 +447,23 @@ Status ValidateVmExecutable(const VmExecutable& exec_in) {
     }
   }
   SORUN_RETURN_IF_ERROR(ValidateFunctions(*exec));
+  uint64_t covered = 0;
   for (const VmFunction& fn : exec->functions) {
     if (fn.kind != VmFunctionKind::kVmFunc) continue;
+    covered += static_cast<uint64_t>(fn.end_instr - fn.start_instr);
     for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc)
       SORUN_RETURN_IF_ERROR(ValidateInstruction(*exec, fn, pc));
+  }
+  // TVM's executables hold function code only: an instruction outside every vm function (ranges do not
+  // overlap, so a count tells) is never validated, so it is refused, not skipped by every reader.
+  if (covered != exec->instructions.size()) {
+    for (size_t pc = 0; pc < exec->instructions.size(); ++pc) {
+      if (exec->FunctionOfInstruction(static_cast<int64_t>(pc)) < 0) {
+        return DataLoss("instruction " + std::to_string(pc) + " (word " +
+                        std::to_string(exec->instructions[pc].word_offset) +
+                        ") lies in no vm function (an executable holds function code only)");
+      }
+    }
   }
   return Status::Ok();
 }

@@ -57,6 +57,9 @@ struct VmFunction {
 
 enum class VmConstantKind { kTensor, kDataType, kShape, kString, kInt, kFloat };
 const char* VmConstantKindName(VmConstantKind kind);
+// The tag a constant of `kind` carries in `dialect` (what the parser maps back to `kind`; the executable
+// writer, packer/relax_executable_writer.h, uses it).
+int32_t VmConstantTag(VmConstantKind kind, ConstantTagDialect dialect);
 
 struct VmConstant {
   VmConstantKind kind = VmConstantKind::kInt;

@@ -1,4 +1,5 @@
-"""The TVM C ABI functions compiled kernels call by name (TVM's `c` target, system-lib builds), in one
+"""The TVM C ABI functions compiled kernels call by name (TVM's `c` target, system-lib builds; the tvm-ffi
+functions TVM 0.21+ kernels import), in one
 list: every binary that links the runtime exports them (runtime/BUILD.bazel's linkopts), and every
 shared library with a linker version script (libsorun.so, the Triton backend) keeps them global
 through version_script() below."""
@@ -18,6 +19,12 @@ C_API_EXPORTS = [
     "TVMFuncGetGlobal",
     "TVMGetLastError",
     "TVMModFree",
+    # tvm-ffi (TVM 0.21+ kernel libraries import these by name; runtime/ffi_c_api.h).
+    "TVMFFIEnvModLookupFromImports",
+    "TVMFFIErrorSetRaisedFromCStr",
+    "TVMFFIErrorSetRaisedFromCStrParts",
+    "TVMFFIFunctionCall",
+    "TVMFFIHandleInitOnce",
 ]
 
 def version_script(name, out, globals, comment):

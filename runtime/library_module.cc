@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "runtime/c_runtime_api.h"
+#include "runtime/ffi_c_api.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
@@ -75,7 +76,9 @@ LibraryModuleNode::~LibraryModuleNode() {
   if (it != live.by_handle.end() && it->second == this) {
     live.by_handle.erase(it);
     // The library may outlive this node (another SharedLibrary reference); do not leave a dangling ctx.
-    if (void** ctx = static_cast<void**>(library_->FindSymbol(keys::kSymbolModuleCtx))) *ctx = nullptr;
+    for (const char* name : {keys::kSymbolModuleCtx, keys::kSymbolFfiLibraryCtx}) {
+      if (void** ctx = static_cast<void**>(library_->FindSymbol(name))) *ctx = nullptr;
+    }
   }
 }
 
@@ -102,6 +105,11 @@ void LibraryModuleNode::InitContext() {
       {"__TVMBackendFreeWorkspace", reinterpret_cast<void*>(&TVMBackendFreeWorkspace)},
       {"__TVMBackendParallelLaunch", reinterpret_cast<void*>(&TVMBackendParallelLaunch)},
       {"__TVMBackendParallelBarrier", reinterpret_cast<void*>(&TVMBackendParallelBarrier)},
+      // tvm-ffi builds (TVM 0.21+): host code calling device kernels, and raising errors.
+      {"__TVMFFIFunctionCall", reinterpret_cast<void*>(&TVMFFIFunctionCall)},
+      {"__TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStr)},
+      {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(&TVMFFIEnvModLookupFromImports)},
+      {"__TVMFFIHandleInitOnce", reinterpret_cast<void*>(&TVMFFIHandleInitOnce)},
   };
   for (const Slot& slot : slots) {
     if (void** p = static_cast<void**>(library_->FindSymbol(slot.name))) {
@@ -109,8 +117,8 @@ void LibraryModuleNode::InitContext() {
       ++context_slots_filled_;
     }
   }
-  if (void** ctx = static_cast<void**>(library_->FindSymbol(keys::kSymbolModuleCtx))) {
-    *ctx = static_cast<ModuleNode*>(this);
+  for (const char* name : {keys::kSymbolModuleCtx, keys::kSymbolFfiLibraryCtx}) {
+    if (void** ctx = static_cast<void**>(library_->FindSymbol(name))) *ctx = static_cast<ModuleNode*>(this);
   }
 }
 
@@ -136,15 +144,8 @@ PackedFunc LibraryModuleNode::GetFunction(std::string_view name, const ObjectPtr
   return PackedFunc::FromCFunction(std::move(symbol), reinterpret_cast<TVMBackendPackedCFunc>(addr), self);
 }
 
-StatusOr<PackedFunc> LibraryModuleNode::CheckedKernel(const std::string& symbol,
-                                                      const ObjectPtr<ModuleNode>& self) const {
-  const std::string what = "kernel function '" + symbol + "'";
+StatusOr<void*> LibraryModuleNode::CheckedKernelAddress(const std::string& symbol, const std::string& what) const {
   const std::string& path = library_->path();
-  if (keys::IsReservedAbiSymbol(symbol)) {
-    return InvalidArgument(what +
-                           " is reserved by the TVM ABI (a runtime symbol of the kernel library, never a "
-                           "kernel)");
-  }
   const SharedLibrary::SymbolInfo s = library_->DescribeSymbol(symbol.c_str());
   if (s.address == nullptr) return NotFound(what + " is not in the kernel library or its imports");
   if (s.defined_in.empty()) {
@@ -165,7 +166,32 @@ StatusOr<PackedFunc> LibraryModuleNode::CheckedKernel(const std::string& symbol,
     return InvalidArgument(what + " is not a function of " + path +
                            " (its address is outside the library's executable segments)");
   }
-  return PackedFunc::FromCFunction(symbol, reinterpret_cast<TVMBackendPackedCFunc>(s.address), self);
+  return s.address;
+}
+
+StatusOr<PackedFunc> LibraryModuleNode::CheckedKernel(const std::string& symbol,
+                                                      const ObjectPtr<ModuleNode>& self) const {
+  const std::string what = "kernel function '" + symbol + "'";
+  if (keys::IsReservedAbiSymbol(symbol)) {
+    return InvalidArgument(what +
+                           " is reserved by the TVM ABI (a runtime symbol of the kernel library, never a "
+                           "kernel)");
+  }
+  SORUN_ASSIGN_OR_RETURN(void* address, CheckedKernelAddress(symbol, what));
+  return PackedFunc::FromCFunction(symbol, reinterpret_cast<TVMBackendPackedCFunc>(address), self);
+}
+
+StatusOr<FfiKernel> LibraryModuleNode::GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const {
+  const std::string what = "kernel function '" + std::string(name) + "'";
+  // tvm-ffi reserves `__tvm_ffi__<x>` (library blob, context, metadata): a kernel name never starts with '_'
+  // there, and an empty one names nothing.
+  if (name.empty() || name[0] == '_') {
+    return InvalidArgument(what + " is reserved by the tvm-ffi ABI (" + keys::kFfiKernelPrefix + std::string(name) +
+                           " is a runtime symbol of the kernel library, never a kernel)");
+  }
+  const std::string symbol = keys::kFfiKernelPrefix + std::string(name);
+  SORUN_ASSIGN_OR_RETURN(void* address, CheckedKernelAddress(symbol, what + " (symbol " + symbol + ")"));
+  return FfiKernel(std::string(name), reinterpret_cast<TVMFFISafeCallType>(address), self);
 }
 
 StatusOr<PackedFunc> LibraryModuleNode::GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) {

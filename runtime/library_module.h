@@ -1,7 +1,7 @@
 // LibraryModuleNode: the kernel library (TVM's "DSO" / "library" module) — a shared library whose
 // exported TVMBackendPackedCFunc symbols are the module's functions.
 //
-// Opening a library fills the seven __TVM* context slots with this runtime's C API and points
+// Opening a library fills the __TVM* / __TVMFFI* context slots with this runtime's C API and points
 // __tvm_module_ctx at the library module, so host code can call TVMBackendGetFuncFromEnv on it to
 // reach the device modules it imports. There is at most one LibraryModuleNode per dlopen handle in
 // the process (the context slot is a global of the library): opening the same file again returns
@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/ffi_function.h"
 #include "runtime/module.h"
 #include "runtime/shared_library.h"
 
@@ -41,13 +42,17 @@ class LibraryModuleNode final : public ModuleNode {
   // (keys::IsReservedAbiSymbol). `__tvm_main__` resolves to the entry it names, which must pass the
   // rule. NotFound when no loaded file defines `name`; InvalidArgument saying why otherwise.
   StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
+  // The tvm-ffi kernel `name` (TVM 0.21+): the symbol `__tvm_ffi_<name>`, under the same kernel rule.
+  // Names starting with '_' are reserved (`__tvm_ffi__library_bin`, ...). NotFound / InvalidArgument
+  // as GetKernelFunction.
+  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const;
   int property_mask() const override { return kModuleRunnable; }
   bool provides_kernels() const override { return true; }
 
   const ObjectPtr<SharedLibrary>& library() const { return library_; }
   // Address of a symbol of the library, or nullptr.
   void* FindSymbol(const char* name) const { return library_->FindSymbol(name); }
-  // How many of the seven context slots the library defines (for tools and tests).
+  // How many of the eleven context slots (__TVM* and __TVMFFI*) the library defines (for tools and tests).
   int context_slots_filled() const { return context_slots_filled_; }
 
   // Attaches `children` as this library's imports the first time it is called for this node; later
@@ -62,6 +67,9 @@ class LibraryModuleNode final : public ModuleNode {
   std::string MainTarget(const SharedLibrary::SymbolInfo& main) const;
   // The kernel rule for one symbol that is not __tvm_main__ (see GetKernelFunction).
   StatusOr<PackedFunc> CheckedKernel(const std::string& symbol, const ObjectPtr<ModuleNode>& self) const;
+  // The address of `symbol` if it passes the kernel rule (minus the reserved-name check); `what` names
+  // it in errors.
+  StatusOr<void*> CheckedKernelAddress(const std::string& symbol, const std::string& what) const;
 
   ObjectPtr<SharedLibrary> library_;
   int context_slots_filled_ = 0;

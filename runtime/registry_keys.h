@@ -19,8 +19,18 @@ inline constexpr char kLegacyLoadBinaryPrefix[] = "module.loadbinary_";
 inline constexpr char kLoadFileSo[] = "runtime.module.loadfile_so";
 // (graph_json, lib_module, dev_type0, dev_id0, ...) -> GraphExecutor module.
 inline constexpr char kGraphExecutorCreate[] = "tvm.graph_executor.create";
+// sorun's loader hook for tvm-ffi blob symbols (registered by relax/relax_module.h): (void* symbol
+// bytes, int byte count, str symbol name, Module kernel library, str path) -> the root Module.
+inline constexpr char kFuncLoadFfiLibraryBin[] = "sorun.relax.load_ffi_library_bin";
+// tvm-ffi's loaders of device modules from their payload bytes: kFfiLoadFromBytesPrefix + "opencl", ...
+inline constexpr char kFfiLoadFromBytesPrefix[] = "ffi.Module.load_from_bytes.";
 // (graph_json, lib_module, module_name, name0, ndarray0, ...) -> GraphExecutorFactory module.
 inline constexpr char kGraphExecutorFactoryCreate[] = "tvm.graph_executor_factory.create";
+// TVM's texture memory (registered by the OpenCL backend): (int device_type, int device_id, int dtype
+// code, int dtype bits, str scope, int ndim = 2, int64_t* {width, height}) -> image2d cl_mem, and
+// (int device_type, int device_id, str scope, void* image) -> 0.
+inline constexpr char kOpenclAllocNd[] = "device_api.opencl.alloc_nd";
+inline constexpr char kOpenclFreeNd[] = "device_api.opencl.free_nd";
 
 // ---- Blob type keys ----
 inline constexpr char kTypeKeyLib[] = "_lib";
@@ -42,9 +52,12 @@ inline constexpr char kSymbolModuleMain[] = "__tvm_main__";
 inline constexpr char kSymbolLookupLinkedParam[] = "_lookup_linked_param";
 // sorun's optional integrity record (ignored by TVM): see serialization/blob_checksum.h.
 inline constexpr char kSymbolBlobChecksum[] = "__sorun_blob_checksum";
-// tvm-ffi era symbols (v0.21+), recognised only to report them clearly.
+// tvm-ffi era blob symbols (v0.21 and v0.22+; relax/library_blob.h reads both).
 inline constexpr char kSymbolFfiLibraryBin[] = "__tvm_ffi_library_bin";
 inline constexpr char kSymbolFfiLibraryBinV22[] = "__tvm_ffi__library_bin";
+// tvm-ffi builds: the library-module context slot, and the prefix of every exported kernel.
+inline constexpr char kSymbolFfiLibraryCtx[] = "__tvm_ffi__library_ctx";
+inline constexpr char kFfiKernelPrefix[] = "__tvm_ffi_";
 
 // ---- Which names may be kernels ----
 // The kernel rule (runtime/library_module.h, LibraryModuleNode::GetKernelFunction; the same rule for
@@ -52,7 +65,9 @@ inline constexpr char kSymbolFfiLibraryBinV22[] = "__tvm_ffi__library_bin";
 // kernel library only if it is a symbol DEFINED BY THAT LIBRARY ITSELF (not by a dependency such as
 // libc), of type STT_FUNC or STT_GNU_IFUNC, with binding STB_GLOBAL or STB_WEAK, and not reserved
 // below. `__tvm_main__` is the one exception to "reserved": it is an entry alias (a function, or a
-// string naming the entry function, which must itself pass the rule).
+// string naming the entry function, which must itself pass the rule). tvm-ffi builds (TVM 0.21+):
+// a VM callee `name` is the symbol `__tvm_ffi_<name>` under the same rule, and names starting with
+// '_' are reserved (LibraryModuleNode::GetFfiKernel).
 
 // True for names of the TVM / sorun ABI and of the toolchain that are never kernels, whatever their
 // type: every `__tvm_` name (__tvm_module_ctx, __tvm_dev_mblob, __tvm_set_device, __tvm_ffi_*...),

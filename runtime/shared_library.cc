@@ -5,9 +5,14 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace sorun {
 
@@ -23,7 +28,16 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
-    return DataLoss(path + ": cannot load shared library: " + (err ? err : "unknown dlopen error"));
+    const std::string message = err ? err : "unknown dlopen error";
+    // TVM 0.21+ system-lib builds register their blob from a constructor through this tvm-ffi function,
+    // which sorun does not provide: say what the file is rather than only what the loader missed.
+    if (message.find("TVMFFIEnvModRegisterSystemLibSymbol") != std::string::npos) {
+      return Unimplemented(path +
+                           ": a TVM system-lib build (tvm-ffi, TVM 0.21+: it registers its module blob "
+                           "at load time); sorun loads Relax exports built without system-lib (" +
+                           message + ")");
+    }
+    return DataLoss(path + ": cannot load shared library: " + message);
   }
   return ObjectPtr<SharedLibrary>::FromRaw(new SharedLibrary(path, handle));
 }
@@ -59,7 +73,82 @@ int FindInCode(struct dl_phdr_info* info, size_t, void* data) {
   return 1;  // stop: this was the library
 }
 
+// dl_iterate_phdr callback for MakeCopyOnWrite: the verdict on a page range of `library`.
+struct CowQuery {
+  const struct link_map* library;
+  uintptr_t page_begin;
+  uintptr_t page_end;
+  uintptr_t page;
+  bool found_library = false;
+  std::string refusal = "it lies in no PT_LOAD segment of the library";
+};
+
+int CheckCow(struct dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<CowQuery*>(data);
+  const char* name = info->dlpi_name ? info->dlpi_name : "";
+  const char* lib_name = q->library->l_name ? q->library->l_name : "";
+  if (info->dlpi_addr != q->library->l_addr || std::strcmp(name, lib_name) != 0) return 0;
+  q->found_library = true;
+  int holders = 0;
+  bool suitable = false;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    const uintptr_t page_start = start / q->page * q->page;
+    const uintptr_t page_end = (start + ph.p_memsz + q->page - 1) / q->page * q->page;
+    const bool overlaps = page_start < q->page_end && q->page_begin < page_end;
+    if (ph.p_type == PT_GNU_RELRO && overlaps) {
+      q->refusal = "it shares pages with the library's RELRO region";
+      return 1;
+    }
+    if (ph.p_type != PT_LOAD || !overlaps) continue;
+    ++holders;
+    const bool inside = page_start <= q->page_begin && q->page_end <= page_end;
+    if (inside && (ph.p_flags & PF_R) && !(ph.p_flags & (PF_W | PF_X))) suitable = true;
+  }
+  if (holders == 1 && suitable) {
+    q->refusal.clear();
+  } else if (holders > 1) {
+    q->refusal = "its pages are shared by two segments of the library";
+  } else if (holders == 1) {
+    q->refusal = "its segment is writable or executable";
+  }
+  return 1;
+}
+
 }  // namespace
+
+// The page range [first, last) of [begin, begin + bytes) if it passes CheckReadOnlyFileRange's rule.
+static StatusOr<std::pair<uintptr_t, uintptr_t>> ReadOnlyPages(void* handle, const std::string& path, const void* begin,
+                                                               uint64_t bytes) {
+  struct link_map* self = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &self) != 0 || self == nullptr) {
+    return FailedPrecondition(path + ": no link map");
+  }
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t b = reinterpret_cast<uintptr_t>(begin);
+  if (b + bytes < b) return FailedPrecondition("range wraps around");
+  CowQuery q{self, b / page * page, (b + bytes + page - 1) / page * page, page};
+  dl_iterate_phdr(CheckCow, &q);
+  if (!q.found_library || !q.refusal.empty()) {
+    return FailedPrecondition(path + ": not read-only file pages of the library: " + q.refusal);
+  }
+  return std::make_pair(q.page_begin, q.page_end);
+}
+
+Status SharedLibrary::CheckReadOnlyFileRange(const void* begin, uint64_t bytes) const {
+  if (bytes == 0) return Status::Ok();
+  return ReadOnlyPages(handle_, path_, begin, bytes).status();
+}
+
+Status SharedLibrary::MakeCopyOnWrite(const void* begin, uint64_t bytes) const {
+  if (bytes == 0) return Status::Ok();
+  SORUN_ASSIGN_OR_RETURN(auto pages, ReadOnlyPages(handle_, path_, begin, bytes));
+  if (mprotect(reinterpret_cast<void*>(pages.first), pages.second - pages.first, PROT_READ | PROT_WRITE) != 0) {
+    return FailedPrecondition(path_ + ": mprotect failed: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
 
 SharedLibrary::SymbolInfo SharedLibrary::DescribeSymbol(const char* name) const {
   SymbolInfo out;

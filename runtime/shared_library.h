@@ -43,6 +43,15 @@ class SharedLibrary final : public Object {
   // library is trusted code). Thread-safe.
   SymbolInfo DescribeSymbol(const char* name) const;
   const std::string& path() const { return path_; }
+  // OK when the pages holding [begin, begin + bytes) lie wholly inside one readable, non-writable,
+  // non-executable PT_LOAD segment of this library (private, never-written file pages), outside
+  // PT_GNU_RELRO, on pages no other segment maps; FailedPrecondition saying why otherwise. Such pages
+  // may be released (base/mapped_pages.h) or made copy-on-write. Thread-safe.
+  Status CheckReadOnlyFileRange(const void* begin, uint64_t bytes) const;
+  // Makes those pages (CheckReadOnlyFileRange) writable, so data the runtime uses in place (Relax VM
+  // constants) can never fault a kernel that writes to it: a write copies the page for this process
+  // and leaves the file and other pages shared. Thread-safe.
+  Status MakeCopyOnWrite(const void* begin, uint64_t bytes) const;
   // The dlopen handle (identical for every Open of the same file in one process).
   void* handle() const { return handle_; }
 

@@ -118,21 +118,24 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   ObjectPtr<LibraryModuleNode> lib = opened.module;
   Module lib_module{ObjectPtr<ModuleNode>(lib)};
 
-  const uint8_t* blob = static_cast<const uint8_t*>(lib->FindSymbol(keys::kSymbolDevMblob));
-  if (blob == nullptr) {
-    if (lib->FindSymbol(keys::kSymbolFfiLibraryBin) || lib->FindSymbol(keys::kSymbolFfiLibraryBinV22)) {
-      return Unimplemented(path +
-                           ": built by TVM v0.21 or later (tvm-ffi ABI, __tvm_ffi_*_library_bin); sorun "
-                           "loads the legacy ABI of TVM v0.8 - v0.20");
+  // The blob symbol of the export's generation: __tvm_dev_mblob (TVM v0.8 - v0.20, graph executor and
+  // Relax), __tvm_ffi__library_bin (v0.22+) or __tvm_ffi_library_bin (v0.21).
+  const char* symbol = keys::kSymbolDevMblob;
+  const uint8_t* blob = nullptr;
+  for (const char* name : {keys::kSymbolDevMblob, keys::kSymbolFfiLibraryBinV22, keys::kSymbolFfiLibraryBin}) {
+    blob = static_cast<const uint8_t*>(lib->FindSymbol(name));
+    if (blob != nullptr) {
+      symbol = name;
+      break;
     }
-    return lib_module;  // a plain kernel library
   }
-  const std::string section = keys::kSymbolDevMblob;
+  if (blob == nullptr) return lib_module;  // a plain kernel library
+  const std::string section = symbol;
   // Bound the blob by the mapped file-backed bytes of the segment holding it (blob_extent.h): the
   // same rule, and the same messages, as `sorun inspect` on the file.
   SORUN_ASSIGN_OR_RETURN(LoadedFacts facts, LoadedLibraryFacts(lib->library()->handle(), path));
-  const auto [blob_address, blob_size] = SymbolFacts(blob, keys::kSymbolDevMblob, facts);
-  auto extent = LocateBlob(blob_address, blob_size, facts.segments);
+  const auto [blob_address, blob_size] = SymbolFacts(blob, symbol, facts);
+  auto extent = LocateBlob(blob_address, blob_size, facts.segments, symbol);
   if (!extent.ok()) return std::move(extent).status().Annotate(path);
   blob = extent->symbol.data;
   uint64_t payload_size = extent->payload_size;
@@ -149,6 +152,18 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
     }
   }
 
+  if (symbol != keys::kSymbolDevMblob) {  // tvm-ffi exports: the Relax VM package reads them
+    PackedFunc load_ffi = FunctionRegistry::Global().Get(keys::kFuncLoadFfiLibraryBin);
+    if (!load_ffi.defined()) {
+      return Unimplemented(path + ": built by TVM v0.21 or later (" + section +
+                           "), a Relax VM export; this build of sorun does not link the Relax VM (//relax:vm)");
+    }
+    StatusOr<Value> root =
+        load_ffi(const_cast<uint8_t*>(blob), static_cast<int64_t>(8 + payload_size), section, lib_module, path);
+    if (!root.ok()) return std::move(root).status().Annotate(path);
+    return root->AsModule();
+  }
+
   // Zero-copy views (weights) keep the library MODULE alive, not just the mapping: host code caches
   // function handles owned by this module, so it must outlive any reuse of the mapped library.
   BinaryReader reader(blob + 8, static_cast<size_t>(payload_size), section, /*base_offset=*/8, ObjectPtr<Object>(lib));
@@ -158,27 +173,9 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   std::vector<Module> modules = std::move(*loaded);
   if (layout.lib_index >= 0) modules[static_cast<size_t>(layout.lib_index)] = lib_module;
 
-  // Rebuild the imports. Everything below was validated; the kernel library is attached last.
-  std::vector<Module> lib_children;
-  Module root;
-  if (!layout.has_import_tree) {
-    lib_children = modules;  // legacy layout: the library imports everything in blob order
-    root = lib_module;
-  } else {
-    for (size_t i = 0; i < modules.size(); ++i) {
-      for (uint64_t c : layout.Children(i)) {
-        if (static_cast<int>(i) == layout.lib_index) {
-          lib_children.push_back(modules[c]);
-        } else {
-          SORUN_RETURN_IF_ERROR_CTX(modules[i].Import(modules[c]), path);
-        }
-      }
-    }
-    root = modules[0];
-  }
-  if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
-    SORUN_RETURN_IF_ERROR_CTX(lib->AttachImportsOnce(lib_children).status(), path);
-  }
+  // Everything was validated: rebuild the imports (the kernel library is attached last).
+  auto root = AttachImportTree(modules, layout, lib_module);
+  if (!root.ok()) return std::move(root).status().Annotate(path);
   return root;
 }
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "runtime/blob_loader.h"
+#include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
@@ -27,13 +28,14 @@ StatusOr<uint64_t> ReadBlobPrefix(const uint8_t* blob, uint64_t symbol_size, con
   return nbytes;
 }
 
-StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments) {
+StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments,
+                                const char* symbol) {
   BlobExtent out;
-  SORUN_ASSIGN_OR_RETURN(out.symbol, BoundSymbolBytes(keys::kSymbolDevMblob, address, size, segments));
+  SORUN_ASSIGN_OR_RETURN(out.symbol, BoundSymbolBytes(symbol, address, size, segments));
   const std::string label =
-      std::string(keys::kSymbolDevMblob) + (out.symbol.sized ? std::string()
-                                                             : " (no st_size: bounded by the end of PT_LOAD segment " +
-                                                                   std::to_string(out.symbol.segment) + ")");
+      std::string(symbol) + (out.symbol.sized ? std::string()
+                                              : " (no st_size: bounded by the end of PT_LOAD segment " +
+                                                    std::to_string(out.symbol.segment) + ")");
   SORUN_ASSIGN_OR_RETURN(out.payload_size, ReadBlobPrefix(out.symbol.data, out.symbol.bytes, label));
   return out;
 }
@@ -198,6 +200,33 @@ Status ValidateImportTree(const BlobLayout& layout) {
     }
   }
   return Status::Ok();
+}
+
+StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const BlobLayout& layout, const Module& lib) {
+  auto* library = dynamic_cast<LibraryModuleNode*>(lib.get());
+  if (library == nullptr) return Internal("AttachImportTree: no kernel library module");
+  if (modules.size() != layout.modules.size()) return Internal("AttachImportTree: one module per blob entry expected");
+  std::vector<Module> lib_children;
+  Module root;
+  if (!layout.has_import_tree) {
+    lib_children = modules;  // legacy layout: the library imports everything in blob order
+    root = lib;
+  } else {
+    for (size_t i = 0; i < modules.size(); ++i) {
+      for (uint64_t c : layout.Children(i)) {
+        if (static_cast<int>(i) == layout.lib_index) {
+          lib_children.push_back(modules[c]);
+        } else {
+          SORUN_RETURN_IF_ERROR(modules[i].Import(modules[c]));
+        }
+      }
+    }
+    root = modules[0];
+  }
+  if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
+    SORUN_RETURN_IF_ERROR(library->AttachImportsOnce(lib_children).status());
+  }
+  return root;
 }
 
 StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout) {

@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "format/binary_reader.h"
 #include "runtime/module.h"
+#include "runtime/registry_keys.h"
 #include "serialization/blob_extent.h"
 
 namespace sorun {
@@ -57,10 +58,12 @@ struct BlobExtent {
   uint64_t payload_size = 0;  // bytes after the prefix (8 + payload_size <= symbol.bytes)
 };
 
-// Where `__tvm_dev_mblob` (st_value `address`, st_size `size`, 0 = unknown) is and how long it is,
-// given the PT_LOAD segments of its library. The one implementation used by the loader (facts of the
-// loaded library) and the inspector (facts of the file). DataLoss naming the symbol and the segment.
-StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments);
+// Where the blob symbol `symbol` (`__tvm_dev_mblob`, or a tvm-ffi `__tvm_ffi_*library_bin`; st_value
+// `address`, st_size `size`, 0 = unknown) is and how long it is, given the PT_LOAD segments of its
+// library. The one implementation used by the loader (facts of the loaded library) and the inspector
+// (facts of the file). DataLoss naming the symbol and the segment.
+StatusOr<BlobExtent> LocateBlob(uint64_t address, uint64_t size, const std::vector<LoadSegment>& segments,
+                                const char* symbol = keys::kSymbolDevMblob);
 
 // Walks the payload in `reader` (positioned after the prefix, covering exactly the payload): reads
 // the count and every entry, calls `handler` for each non-"_lib" module, checks the handler consumed
@@ -73,6 +76,13 @@ Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, 
 // (`runtime.module.loadbinary_<key>`, RunBlobLoader). Returns one module per entry in blob order; the
 // "_lib" entry (layout->lib_index) is left undefined for the caller to fill with the kernel library.
 StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout);
+
+// Attaches the imports `layout` describes to `modules` (one per entry; the "_lib" entry, if any, must be
+// `lib`, the kernel library) and returns the root: module 0 with an import tree; without one (pre-v0.7
+// exporters), `lib` importing every module in blob order. The kernel library's own imports are attached
+// once per loaded library (LibraryModuleNode::AttachImportsOnce: a second load of the same file keeps
+// the first tree). The one rebuild used by every blob generation (serialization/loader.cc, relax/).
+StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const BlobLayout& layout, const Module& lib);
 
 // row_ptr has one more entry than there are modules, starts at 0, never decreases and ends at
 // child_indices.size(); children are in range, not the parent itself, not repeated in a row; the

@@ -18,7 +18,10 @@ Status RegisterCudaBackend() {
   Status status = RegisterDeviceApi(CreateCudaDeviceApi());
   // AlreadyExists: a kDLCUDA backend is already in place (registered by the application itself).
   if (!status.ok() && status.code() != StatusCode::kAlreadyExists) return status;
-  SORUN_RETURN_IF_ERROR(RegisterBlobLoader(keys::kTypeKeyCuda, LoadCudaModuleFromBlob));
+  SORUN_RETURN_IF_ERROR(RegisterBlobLoader(keys::kTypeKeyCuda, [](BinaryReader& reader) {
+    return LoadCudaModuleFromBlob(reader, PayloadGrammar::kDetect);
+  }));
+  SORUN_RETURN_IF_ERROR(RegisterFfiBytesLoader(keys::kTypeKeyCuda, LoadCudaModuleFromBlob));
   registered = true;
   return Status::Ok();
 }

@@ -283,10 +283,7 @@ class CudaModuleNode final : public ModuleNode {
 }  // namespace
 
 StatusOr<Module> CreateCudaModule(DeviceModulePayload payload) {
-  if (payload.fmt != "ptx" && payload.fmt != "cubin" && payload.fmt != "fatbin") {
-    return InvalidArgument("cuda module: unknown code format '" + payload.fmt + "' (expected ptx, cubin or fatbin)");
-  }
-  if (payload.data.empty()) return InvalidArgument("cuda module: the code image (fmt " + payload.fmt + ") is empty");
+  SORUN_RETURN_IF_ERROR(CheckCudaCodeFormat(payload.fmt, payload.data.size()));
   std::vector<LaunchConfig> configs;
   configs.reserve(payload.functions.size());
   std::unordered_map<std::string, int> seen;
@@ -294,7 +291,7 @@ StatusOr<Module> CreateCudaModule(DeviceModulePayload payload) {
     if (name.empty()) return InvalidArgument("cuda module: a kernel has an empty name");
     if (!seen.emplace(name, 0).second) return InvalidArgument("cuda module: duplicate kernel '" + name + "'");
     auto config = LaunchConfig::FromFunctionInfo(name, info);
-    if (!config.ok()) return InvalidArgument("cuda module: " + config.status().message());
+    if (!config.ok()) return Status(config.status().code(), "cuda module: " + config.status().message());
     configs.push_back(std::move(*config));
   }
   return Module(MakeObject<CudaModuleNode>(std::move(payload), configs));
@@ -310,12 +307,16 @@ Status PrepareCudaModule(const Module& module, int device_id) {
   return node->ModuleOn(driver, device_id).status();
 }
 
-StatusOr<Module> LoadCudaModuleFromBlob(BinaryReader& reader) {
+StatusOr<Module> LoadCudaModuleFromBlob(BinaryReader& reader, PayloadGrammar grammar) {
   const uint64_t start = reader.offset();
   DeviceModulePayload payload;
-  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, "cuda", &payload));
+  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, "cuda", &payload, grammar));
   auto module = CreateCudaModule(std::move(payload));
-  if (!module.ok()) return reader.ErrorAt(start, module.status().message());
+  if (!module.ok()) {
+    Status at = reader.ErrorAt(start, module.status().message());
+    if (module.status().code() == StatusCode::kUnimplemented) return Status(StatusCode::kUnimplemented, at.message());
+    return at;
+  }
   // Load-time check where the driver allows it; without a driver the image is checked at first use.
   if (cuda::DeviceCount() > 0) SORUN_RETURN_IF_ERROR(PrepareCudaModule(*module, cuda::CurrentDevice()));
   return module;

@@ -24,9 +24,11 @@
 
 namespace sorun {
 
-// Creates a module from `payload`. InvalidArgument when fmt is not "ptx", "cubin" or "fatbin" (TVM
+// Creates a module from `payload`. Unimplemented for fmt "cuda" (CUDA C++ source: TVM writes it when
+// the exporting machine has no CUDA driver; sorun has no NVRTC) and for kernels sorun cannot launch
+// (LaunchConfig::FromFunctionInfo); InvalidArgument when fmt is not "ptx", "cubin" or "fatbin" (TVM
 // labels fatbins "cubin"; the driver accepts either), when the image is empty, or when a kernel's
-// FunctionInfo cannot be launched. Does not touch the driver: images are loaded on first use (or by
+// FunctionInfo is malformed. Does not touch the driver: images are loaded on first use (or by
 // PrepareCudaModule).
 StatusOr<Module> CreateCudaModule(DeviceModulePayload payload);
 
@@ -36,12 +38,13 @@ StatusOr<Module> CreateCudaModule(DeviceModulePayload payload);
 // is not a cuda module; the driver's error (Unavailable "no CUDA driver: ...") without a driver.
 Status PrepareCudaModule(const Module& module, int device_id);
 
-// The blob loader ("runtime.module.loadbinary_cuda"): reads the payload after the type key and
-// creates the module. When a driver with at least one device is present, the image is loaded on
-// the calling thread's current device right away (PrepareCudaModule) so incompatible code fails
-// the model load; without a driver the check is deferred silently and loading succeeds.
-// Malformed payloads are DataLoss with the byte offset.
-StatusOr<Module> LoadCudaModuleFromBlob(BinaryReader& reader);
+// The loader: reads a "cuda" payload at `reader` in `grammar` and creates the module. Registered as
+// the blob loader "runtime.module.loadbinary_cuda" (kDetect: the legacy containers of TVM <= 0.20 and
+// TVM 0.21's) and as "ffi.Module.load_from_bytes.cuda" (kFfi, TVM 0.22+; RegisterFfiBytesLoader). When a driver with at
+// least one device is present, the image is loaded on the calling thread's current device right away
+// (PrepareCudaModule) so incompatible code fails the model load; without a driver the check is deferred silently and
+// loading succeeds. Malformed payloads are DataLoss with the byte offset.
+StatusOr<Module> LoadCudaModuleFromBlob(BinaryReader& reader, PayloadGrammar grammar = PayloadGrammar::kDetect);
 
 }  // namespace sorun
 

@@ -18,12 +18,19 @@ Status RegisterOpenclBackend() {
   static bool loader_registered = false;
   std::lock_guard<std::mutex> lock(*mutex);
   if (!device_api_registered) {
-    SORUN_RETURN_IF_ERROR_CTX(RegisterDeviceApi(std::make_unique<OpenclDeviceApi>(&OpenclDevices::Global())),
-                              "RegisterOpenclBackend");
+    auto api = std::make_unique<OpenclDeviceApi>(&OpenclDevices::Global());
+    OpenclDeviceApi* registered = api.get();  // lives until process exit once registered
+    SORUN_RETURN_IF_ERROR_CTX(RegisterDeviceApi(std::move(api)), "RegisterOpenclBackend");
+    SORUN_RETURN_IF_ERROR_CTX(RegisterOpenclTextureFunctions(registered), "RegisterOpenclBackend");
     device_api_registered = true;
   }
   if (!loader_registered) {
-    SORUN_RETURN_IF_ERROR_CTX(RegisterBlobLoader(keys::kTypeKeyOpenCL, LoadOpenclModuleFromBinary),
+    SORUN_RETURN_IF_ERROR_CTX(RegisterBlobLoader(keys::kTypeKeyOpenCL,
+                                                 [](BinaryReader& reader) {
+                                                   return LoadOpenclModuleFromBinary(reader, PayloadGrammar::kDetect);
+                                                 }),
+                              "RegisterOpenclBackend");
+    SORUN_RETURN_IF_ERROR_CTX(RegisterFfiBytesLoader(keys::kTypeKeyOpenCL, LoadOpenclModuleFromBinary),
                               "RegisterOpenclBackend");
     loader_registered = true;
   }

@@ -2,7 +2,8 @@
 //
 // It registers (1) the kDLOpenCL DeviceApi (OpenclDeviceApi over OpenclDevices::Global()), so
 // Tensor::Empty({..}, dtype, {kDLOpenCL, id}), copies, __tvm_set_device(4, id) and
-// TVMBackendAllocWorkspace(4, ...) work, and (2) the "opencl" blob loader
+// TVMBackendAllocWorkspace(4, ...) work, with TVM's texture functions "device_api.opencl.alloc_nd" /
+// "free_nd" over it, and (2) the "opencl" blob loader
 // ("runtime.module.loadbinary_opencl"), so kernel libraries with OpenCL device modules load.
 // Registration succeeds without any OpenCL platform (DeviceCount() is then 0). Call it before loading
 // models (api/sorun.h does). Idempotent and thread-safe.

@@ -40,6 +40,7 @@ std::unique_ptr<char[]> NewStaging(uint64_t nbytes) {
 }  // namespace
 
 OpenclDeviceApi::~OpenclDeviceApi() {
+  for (auto& kv : textures_) clReleaseMemObject(kv.first);
   for (auto& kv : pools_) {
     for (auto& block : kv.second->free) clReleaseMemObject(block.second);
     for (auto& block : kv.second->in_use) clReleaseMemObject(block.first);
@@ -94,51 +95,98 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
 
   if (!from_cl) {  // host -> device
     if (from.data == nullptr) return InvalidArgument(what + ": null source");
-    cl_mem dst = static_cast<cl_mem>(to.data);
-    SORUN_RETURN_IF_ERROR(CheckRange(dst, to.byte_offset, nbytes, to, "to"));
+    SORUN_ASSIGN_OR_RETURN(CopySide dst, SideOf(to, nbytes, "to"));
     SORUN_ASSIGN_OR_RETURN(OpenclQueue q, devices_->Queue(to.device.device_id));
-    const char* src = static_cast<const char*>(from.data) + from.byte_offset;
-    return opencl::ClStatus(
-        clEnqueueWriteBuffer(q.queue, dst, CL_TRUE, to.byte_offset, nbytes, src, 0, nullptr, nullptr),
-        "clEnqueueWriteBuffer", what);
+    return WriteFromHost(q.queue, dst, nbytes, static_cast<const char*>(from.data) + from.byte_offset, what);
   }
-  cl_mem src = static_cast<cl_mem>(from.data);
-  SORUN_RETURN_IF_ERROR(CheckRange(src, from.byte_offset, nbytes, from, "from"));
+  SORUN_ASSIGN_OR_RETURN(CopySide src, SideOf(from, nbytes, "from"));
   SORUN_ASSIGN_OR_RETURN(OpenclQueue src_q, devices_->Queue(from.device.device_id));
   if (!to_cl) {  // device -> host
     if (to.data == nullptr) return InvalidArgument(what + ": null destination");
-    char* dst = static_cast<char*>(to.data) + to.byte_offset;
-    return opencl::ClStatus(
-        clEnqueueReadBuffer(src_q.queue, src, CL_TRUE, from.byte_offset, nbytes, dst, 0, nullptr, nullptr),
-        "clEnqueueReadBuffer", what);
+    return ReadToHost(src_q.queue, src, nbytes, static_cast<char*>(to.data) + to.byte_offset, what);
   }
 
   // device -> device
-  cl_mem dst = static_cast<cl_mem>(to.data);
-  SORUN_RETURN_IF_ERROR(CheckRange(dst, to.byte_offset, nbytes, to, "to"));
-  const bool overlapping =
-      src == dst && from.byte_offset < to.byte_offset + nbytes && to.byte_offset < from.byte_offset + nbytes;
+  SORUN_ASSIGN_OR_RETURN(CopySide dst, SideOf(to, nbytes, "to"));
+  if (src.image && src.mem == dst.mem) return Status::Ok();  // both cover the same top-left region
+  const bool overlapping = src.mem == dst.mem && src.offset < dst.offset + nbytes && dst.offset < src.offset + nbytes;
   if (from.device.device_id == to.device.device_id && !overlapping) {
     // Same device, hence the same context: copy on the device and wait for it.
-    cl_event done = nullptr;
-    SORUN_RETURN_IF_ERROR(opencl::ClStatus(
-        clEnqueueCopyBuffer(src_q.queue, src, dst, from.byte_offset, to.byte_offset, nbytes, 0, nullptr, &done),
-        "clEnqueueCopyBuffer", what));
-    cl_int err = clWaitForEvents(1, &done);
-    clReleaseEvent(done);
-    return opencl::ClStatus(err, "clWaitForEvents", what);
+    return CopyOnDevice(src_q.queue, src, dst, nbytes, what);
   }
   // Different devices (separate contexts) or overlapping ranges of one buffer: stage through the host.
   SORUN_ASSIGN_OR_RETURN(OpenclQueue dst_q, devices_->Queue(to.device.device_id));
   std::unique_ptr<char[]> staging = NewStaging(nbytes);
   if (!staging)
     return ResourceExhausted(what + ": cannot allocate " + std::to_string(nbytes) + " bytes of host staging");
-  SORUN_RETURN_IF_ERROR(opencl::ClStatus(
-      clEnqueueReadBuffer(src_q.queue, src, CL_TRUE, from.byte_offset, nbytes, staging.get(), 0, nullptr, nullptr),
-      "clEnqueueReadBuffer", what));
-  return opencl::ClStatus(
-      clEnqueueWriteBuffer(dst_q.queue, dst, CL_TRUE, to.byte_offset, nbytes, staging.get(), 0, nullptr, nullptr),
-      "clEnqueueWriteBuffer", what);
+  SORUN_RETURN_IF_ERROR(ReadToHost(src_q.queue, src, nbytes, staging.get(), what));
+  return WriteFromHost(dst_q.queue, dst, nbytes, staging.get(), what);
+}
+
+StatusOr<OpenclDeviceApi::CopySide> OpenclDeviceApi::SideOf(const DLTensor& t, uint64_t nbytes, const char* side) {
+  CopySide s;
+  s.mem = static_cast<cl_mem>(t.data);
+  {
+    std::lock_guard<std::mutex> lock(textures_mutex_);
+    auto it = textures_.find(s.mem);
+    if (it != textures_.end()) {
+      s.image = true;
+      SORUN_RETURN_IF_ERROR(ImageRegion(it->second, t, nbytes, side, s.region));
+      return s;
+    }
+  }
+  s.offset = t.byte_offset;
+  SORUN_RETURN_IF_ERROR(CheckRange(s.mem, t.byte_offset, nbytes, t, side));
+  return s;
+}
+
+Status OpenclDeviceApi::ReadToHost(cl_command_queue queue, const CopySide& from, uint64_t nbytes, char* dst,
+                                   const std::string& what) {
+  if (from.image) {
+    const size_t origin[3] = {0, 0, 0};
+    return opencl::ClStatus(
+        clEnqueueReadImage(queue, from.mem, CL_TRUE, origin, from.region, 0, 0, dst, 0, nullptr, nullptr),
+        "clEnqueueReadImage", what);
+  }
+  return opencl::ClStatus(clEnqueueReadBuffer(queue, from.mem, CL_TRUE, from.offset, nbytes, dst, 0, nullptr, nullptr),
+                          "clEnqueueReadBuffer", what);
+}
+
+Status OpenclDeviceApi::WriteFromHost(cl_command_queue queue, const CopySide& to, uint64_t nbytes, const char* src,
+                                      const std::string& what) {
+  if (to.image) {
+    const size_t origin[3] = {0, 0, 0};
+    return opencl::ClStatus(
+        clEnqueueWriteImage(queue, to.mem, CL_TRUE, origin, to.region, 0, 0, src, 0, nullptr, nullptr),
+        "clEnqueueWriteImage", what);
+  }
+  return opencl::ClStatus(clEnqueueWriteBuffer(queue, to.mem, CL_TRUE, to.offset, nbytes, src, 0, nullptr, nullptr),
+                          "clEnqueueWriteBuffer", what);
+}
+
+Status OpenclDeviceApi::CopyOnDevice(cl_command_queue queue, const CopySide& from, const CopySide& to, uint64_t nbytes,
+                                     const std::string& what) {
+  const size_t origin[3] = {0, 0, 0};
+  cl_event done = nullptr;
+  const char* call = nullptr;
+  cl_int err = CL_SUCCESS;
+  if (!from.image && !to.image) {
+    call = "clEnqueueCopyBuffer";
+    err = clEnqueueCopyBuffer(queue, from.mem, to.mem, from.offset, to.offset, nbytes, 0, nullptr, &done);
+  } else if (!from.image) {
+    call = "clEnqueueCopyBufferToImage";
+    err = clEnqueueCopyBufferToImage(queue, from.mem, to.mem, from.offset, origin, to.region, 0, nullptr, &done);
+  } else if (!to.image) {
+    call = "clEnqueueCopyImageToBuffer";
+    err = clEnqueueCopyImageToBuffer(queue, from.mem, to.mem, origin, from.region, to.offset, 0, nullptr, &done);
+  } else {
+    call = "clEnqueueCopyImage";
+    err = clEnqueueCopyImage(queue, from.mem, to.mem, origin, origin, to.region, 0, nullptr, &done);
+  }
+  SORUN_RETURN_IF_ERROR(opencl::ClStatus(err, call, what));
+  err = clWaitForEvents(1, &done);
+  clReleaseEvent(done);
+  return opencl::ClStatus(err, "clWaitForEvents", what);
 }
 
 Status OpenclDeviceApi::Sync(DLDevice device, TVMStreamHandle stream) {

@@ -497,9 +497,9 @@ StatusOr<Module> CreateOpenclModule(DeviceModulePayload payload, OpenclModuleOpt
   return Module(ObjectPtr<ModuleNode>(std::move(node)));
 }
 
-StatusOr<Module> LoadOpenclModuleFromBinary(BinaryReader& reader) {
+StatusOr<Module> LoadOpenclModuleFromBinary(BinaryReader& reader, PayloadGrammar grammar) {
   DeviceModulePayload payload;
-  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, keys::kTypeKeyOpenCL, &payload));
+  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, keys::kTypeKeyOpenCL, &payload, grammar));
   return CreateOpenclModule(std::move(payload));
 }
 

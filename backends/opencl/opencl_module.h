@@ -148,8 +148,10 @@ class OpenclModuleNode final : public ModuleNode {
 // CreateOpenclModule(payload) = OpenclModuleNode::Create with default options, as a Module.
 StatusOr<Module> CreateOpenclModule(DeviceModulePayload payload);
 StatusOr<Module> CreateOpenclModule(DeviceModulePayload payload, OpenclModuleOptions options);
-// The blob loader: reads an "opencl" payload at `reader` and creates the module.
-StatusOr<Module> LoadOpenclModuleFromBinary(BinaryReader& reader);
+// The loader: reads an "opencl" payload at `reader` in `grammar` and creates the module. Registered as
+// the blob loader "runtime.module.loadbinary_opencl" (kDetect: the legacy containers of TVM <= 0.20
+// and TVM 0.21's) and as "ffi.Module.load_from_bytes.opencl" (kFfi, TVM 0.22+; RegisterFfiBytesLoader).
+StatusOr<Module> LoadOpenclModuleFromBinary(BinaryReader& reader, PayloadGrammar grammar = PayloadGrammar::kDetect);
 
 }  // namespace sorun
 

@@ -59,12 +59,12 @@ Status SetTensorEntries(Value& config, const char* key, const std::vector<Tensor
 
 }  // namespace
 
-bool HasLeadingBatchOfOne(const std::vector<TensorInfo>& model_inputs, const std::vector<TensorInfo>& model_outputs) {
+bool HasBatchDimension(const std::vector<TensorInfo>& model_inputs, const std::vector<TensorInfo>& model_outputs) {
   bool any = false;
   for (const auto* list : {&model_inputs, &model_outputs}) {
     for (const TensorInfo& info : *list) {
       if (info.is_param) continue;
-      if (info.shape.empty() || info.shape[0] != 1) return false;
+      if (info.shape.empty() || (info.shape[0] != 1 && info.shape[0] != -1)) return false;
       any = true;
     }
   }
@@ -89,7 +89,7 @@ StatusOr<std::optional<std::string>> AutoCompleteConfig(std::string_view config_
 
   int64_t max_batch_size = ReadMaxBatchSize(doc);
   if (fill_inputs && fill_outputs && max_batch_size == 0 && default_max_batch_size > 0 &&
-      HasLeadingBatchOfOne(model_inputs, model_outputs)) {
+      HasBatchDimension(model_inputs, model_outputs)) {
     max_batch_size = default_max_batch_size;
     SetMember(doc, "max_batch_size", Value(max_batch_size), alloc);
     auto has_block = [&](const char* key) {

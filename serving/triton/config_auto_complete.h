@@ -7,7 +7,8 @@
 //     dtype and shape; `output`: every graph output.
 //   - `max_batch_size` (when `input` and `output` are both absent and max_batch_size is 0): the
 //     server's default-max-batch-size when every input and output has 1 as its first dimension (the
-//     batch of a batch-1 model: Triton's batches then run one row at a time, see docs/serving.md),
+//     batch of a batch-1 model: Triton's batches then run one row at a time, see docs/serving.md) or
+//     a dynamic one (-1, a Relax export: Triton's batch runs in one go),
 //     with a `dynamic_batching {}` block when no scheduler is configured. Otherwise 0.
 // With max_batch_size > 0 the filled dims leave out the first (batch) dimension. Pure; thread-safe.
 #ifndef SORUN_SERVING_TRITON_CONFIG_AUTO_COMPLETE_H_
@@ -32,8 +33,9 @@ StatusOr<std::optional<std::string>> AutoCompleteConfig(std::string_view config_
                                                         const std::vector<TensorInfo>& model_outputs,
                                                         int64_t default_max_batch_size);
 
-// True when every non-parameter input and every output has 1 as its first dimension.
-bool HasLeadingBatchOfOne(const std::vector<TensorInfo>& model_inputs, const std::vector<TensorInfo>& model_outputs);
+// True when every non-parameter input and every output has 1 as its first dimension, or a dynamic
+// one (-1: a Relax export's batch dimension); auto-complete then serves it as Triton's batch dimension.
+bool HasBatchDimension(const std::vector<TensorInfo>& model_inputs, const std::vector<TensorInfo>& model_outputs);
 
 }  // namespace sorun::triton
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "serving/triton/output_probe.h"
 #include "serving/triton/triton_errors.h"
 
 namespace sorun::triton {
@@ -66,9 +67,16 @@ StatusOr<std::unique_ptr<InstanceState>> InstanceState::Create(const ModelState*
     StatusOr<int> index = state->executor_.InputIndex(binding.name);
     if (!index.ok()) return Status(index.status()).Annotate(context);
     state->input_indices_.push_back(*index);
-    StatusOr<NDArray> staging = NDArray::Empty(binding.model_shape, binding.dtype);
+    std::vector<int64_t> staging_shape = binding.model_shape;
+    if (model_state->batch_is_dynamic()) staging_shape[0] = model_state->model_batch();  // the most rows of a run
+    StatusOr<NDArray> staging = NDArray::Empty(staging_shape, binding.dtype);
     if (!staging.ok()) return Status(staging.status()).Annotate(context + ": input '" + binding.name + "'");
     state->input_staging_.push_back(std::move(*staging));
+  }
+  if (model_state->outputs_probed()) {
+    // A Relax executor knows its outputs' names after a run only.
+    Status probed = RunOnZeros(state->executor_, 1);
+    if (!probed.ok()) return probed.Annotate(context);
   }
   for (const TensorBinding& binding : model_state->outputs()) {
     StatusOr<int> index = state->executor_.OutputIndex(binding.name);

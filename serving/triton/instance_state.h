@@ -35,7 +35,8 @@ class InstanceState {
   // Executor indices of model_state().inputs()[i] / outputs()[i].
   int input_index(size_t binding) const { return input_indices_[binding]; }
   int output_index(size_t binding) const { return output_indices_[binding]; }
-  // A host array of the model's shape for model_state().inputs()[i] (gathering rows).
+  // A host array of the model's shape for model_state().inputs()[i] (gathering rows); with a dynamic
+  // batch, of model_batch() rows.
   const sorun::NDArray& input_staging(size_t binding) const { return input_staging_[binding]; }
 
  private:

@@ -3,12 +3,14 @@
 #include <rapidjson/document.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <utility>
 
 #include "serving/triton/config_auto_complete.h"
 #include "serving/triton/data_types.h"
+#include "serving/triton/output_probe.h"
 #include "serving/triton/triton_errors.h"
 
 namespace sorun::triton {
@@ -83,7 +85,16 @@ std::string ClientShape(const std::vector<int64_t>& model_shape, bool batching) 
   return ShapeString(shape);
 }
 
-// Checks one configured tensor against the model's and fills its binding.
+// Bytes of `shape` (its first dimension left out when `skip_first`) in `dtype`.
+uint64_t ShapeBytes(const std::vector<int64_t>& shape, DLDataType dtype, bool skip_first) {
+  uint64_t elements = 1;
+  for (size_t d = skip_first ? 1 : 0; d < shape.size(); ++d) elements *= static_cast<uint64_t>(shape[d]);
+  return elements * ElementBytes(dtype);
+}
+
+// Checks one configured tensor against the model's and fills its binding. A dynamic (-1) model
+// dimension is served only as Triton's batch dimension (the first, with max_batch_size > 0): the
+// backend creates a response's outputs before it runs, so every other dimension must be fixed.
 StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& info, const char* kind, bool batching) {
   const std::string what = std::string(kind) + " '" + configured.name + "'";
   if (configured.has_reshape) {
@@ -101,6 +112,18 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
     }
     expected.erase(expected.begin());
   }
+  for (int64_t dim : expected) {
+    if (dim >= 0) continue;
+    const bool first_only = !batching && info.shape[0] < 0 &&
+                            std::all_of(info.shape.begin() + 1, info.shape.end(), [](int64_t d) { return d >= 0; });
+    if (first_only) {
+      return InvalidArgument(what + " has a dynamic first dimension (model shape " + ShapeString(info.shape) +
+                             "): serve it as Triton's batch dimension, with max_batch_size > 0 and dims " +
+                             ShapeString(std::vector<int64_t>(info.shape.begin() + 1, info.shape.end())));
+    }
+    return InvalidArgument(what + " has a dimension known only at run time (model shape " + ShapeString(info.shape) +
+                           "); the sorun backend serves fixed shapes and a dynamic batch dimension (the first)");
+  }
   if (configured.dims != expected) {
     return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " in config.pbtxt but the model's " +
                            (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
@@ -112,9 +135,7 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
   binding.dtype = info.dtype;
   binding.triton_dtype = model_type;
   binding.model_shape = info.shape;
-  uint64_t elements = 1;
-  for (int64_t dim : info.shape) elements *= static_cast<uint64_t>(dim);
-  binding.model_bytes = elements * ElementBytes(info.dtype);
+  binding.model_bytes = info.shape.empty() || info.shape[0] >= 0 ? ShapeBytes(info.shape, info.dtype, false) : 0;
   return binding;
 }
 
@@ -177,6 +198,16 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
   std::unique_ptr<ModelState> state(new ModelState(name, version, std::move(*model)));
   state->model_path_ = path;
   state->parameters_ = std::move(*parameters);
+  state->model_outputs_ = state->model_.outputs();
+  if (state->model_outputs_.empty()) {
+    // A Relax export whose bytecode does not tell main's outputs before a run.
+    StatusOr<std::vector<TensorInfo>> probed = ProbeOutputs(state->model_);
+    if (!probed.ok()) return Status(probed.status()).Annotate(context + " (" + path + ")");
+    state->model_outputs_ = std::move(*probed);
+    state->outputs_probed_ = true;
+    LogInfo(context + ": " + std::to_string(state->model_outputs_.size()) + " output(s) learnt by running " + path +
+            " on zero inputs (the bytecode does not tell them)");
+  }
 
   bool auto_complete = false;
   SORUN_RETURN_IF_ERROR_CTX(FromTritonError(TRITONBACKEND_ModelAutoCompleteConfig(triton_model, &auto_complete),
@@ -184,7 +215,7 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
                             context);
   if (auto_complete) {
     StatusOr<std::optional<std::string>> completed =
-        AutoCompleteConfig(json, state->model_.inputs(), state->model_.outputs(), DefaultMaxBatchSize(triton_model));
+        AutoCompleteConfig(json, state->model_.inputs(), state->model_outputs_, DefaultMaxBatchSize(triton_model));
     if (!completed.ok()) return Status(completed.status()).Annotate(context + ": auto-completing the configuration");
     if (completed->has_value()) {
       SORUN_RETURN_IF_ERROR_CTX(WriteConfigJson(triton_model, **completed), context);
@@ -202,7 +233,7 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
 
 Status ModelState::BindTensors() {
   const std::vector<TensorInfo>& model_inputs = model_.inputs();
-  const std::vector<TensorInfo>& model_outputs = model_.outputs();
+  const std::vector<TensorInfo>& model_outputs = model_outputs_;
   if (config_.sequence_batching) {
     return Unimplemented(
         "sequence_batching is configured; the sorun backend serves stateless models "
@@ -240,11 +271,17 @@ Status ModelState::BindTensors() {
 
   if (batching()) {
     // Every configured tensor shares the model's batch (its first dimension): the executor runs that
-    // many rows at a time.
+    // many rows at a time; a dynamic batch (-1 everywhere) runs Triton's whole batch at once.
     model_batch_ = -1;
+    int dynamic = 0;
+    const TensorBinding* fixed = nullptr;
     for (const auto* list : {&inputs_, &outputs_}) {
       for (const TensorBinding& binding : *list) {
         const int64_t rows = binding.model_shape[0];
+        if (rows == -1) {
+          ++dynamic;
+          continue;
+        }
         if (rows < 1 || (model_batch_ != -1 && rows != model_batch_)) {
           return InvalidArgument("max_batch_size is " + std::to_string(config_.max_batch_size) +
                                  " but the model's tensors do not share a first (batch) dimension ('" + binding.name +
@@ -252,11 +289,18 @@ Status ModelState::BindTensors() {
                                  "); use max_batch_size: 0 to serve the model's fixed shapes");
         }
         model_batch_ = rows;
+        fixed = &binding;
       }
     }
+    if (dynamic > 0 && fixed != nullptr) {
+      return InvalidArgument("max_batch_size is " + std::to_string(config_.max_batch_size) + " but '" + fixed->name +
+                             "' has a fixed first dimension (shape " + ShapeString(fixed->model_shape) +
+                             ") while other tensors' is dynamic (-1); the batch dimension must be one or the other");
+    }
+    batch_is_dynamic_ = dynamic > 0;
+    if (batch_is_dynamic_) model_batch_ = config_.max_batch_size;
     for (auto* list : {&inputs_, &outputs_}) {
-      for (TensorBinding& binding : *list)
-        binding.row_bytes = binding.model_bytes / static_cast<uint64_t>(model_batch_);
+      for (TensorBinding& binding : *list) binding.row_bytes = ShapeBytes(binding.model_shape, binding.dtype, true);
     }
   } else {
     model_batch_ = 1;
@@ -266,7 +310,10 @@ Status ModelState::BindTensors() {
   }
   LogInfo("model '" + name_ + "' version " + std::to_string(version_) + ": loaded " + model_path_ + " (inputs " +
           DescribeInputs() + "; max_batch_size " + std::to_string(config_.max_batch_size) +
-          (batching() ? ", " + std::to_string(model_batch_) + " row(s) per run" : "") + ")");
+          (batch_is_dynamic_ ? ", dynamic batch: Triton's batch in one run"
+           : batching()      ? ", " + std::to_string(model_batch_) + " row(s) per run"
+                             : "") +
+          ")");
   return Status::Ok();
 }
 

@@ -27,8 +27,8 @@ struct TensorBinding {
   std::string name;
   DLDataType dtype{kDLFloat, 32, 1};
   TRITONSERVER_DataType triton_dtype = TRITONSERVER_TYPE_INVALID;
-  std::vector<int64_t> model_shape;  // the graph's shape (with its batch dimension, if any)
-  uint64_t model_bytes = 0;          // bytes of the whole model tensor
+  std::vector<int64_t> model_shape;  // the model's shape (with its batch dimension, if any; -1: dynamic)
+  uint64_t model_bytes = 0;          // bytes of the whole model tensor (0 when its batch is dynamic)
   uint64_t row_bytes = 0;            // bytes of one batch row (model_bytes / model_batch) when batching
 };
 
@@ -47,9 +47,15 @@ class ModelState {
   const SorunParameters& parameters() const { return parameters_; }
 
   // max_batch_size > 0: requests carry a batch dimension first; the executor runs model_batch()
-  // rows at a time.
+  // rows at a time, or, when the model's batch dimension is dynamic (-1, a Relax export), every row
+  // of Triton's batch in one run (batch_is_dynamic(); model_batch() is then max_batch_size).
   bool batching() const { return config_.max_batch_size > 0; }
+  bool batch_is_dynamic() const { return batch_is_dynamic_; }
   int64_t model_batch() const { return model_batch_; }
+  // The model's outputs: sorun::Model::outputs(), or, where that is empty (a Relax export whose
+  // bytecode does not tell), what output_probe.h learnt by running it (outputs_probed()).
+  const std::vector<TensorInfo>& model_outputs() const { return model_outputs_; }
+  bool outputs_probed() const { return outputs_probed_; }
   const std::vector<TensorBinding>& inputs() const { return inputs_; }
   const std::vector<TensorBinding>& outputs() const { return outputs_; }
   // The binding named `name`, or nullptr.
@@ -70,6 +76,9 @@ class ModelState {
   ModelConfig config_;
   SorunParameters parameters_;
   int64_t model_batch_ = 1;
+  bool batch_is_dynamic_ = false;
+  std::vector<TensorInfo> model_outputs_;
+  bool outputs_probed_ = false;
   std::vector<TensorBinding> inputs_;
   std::vector<TensorBinding> outputs_;
 };

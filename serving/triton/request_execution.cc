@@ -18,15 +18,21 @@ uint64_t NowNs() {
           .count());
 }
 
-// A DLTensor over `data` with the model's shape for `binding` (the shape vector outlives the view:
-// it belongs to the ModelState).
-DLTensor View(char* data, const TensorBinding& binding, DLDevice device) {
+// `binding`'s model shape with `rows` as its batch dimension (the model's own shape without batching).
+std::vector<int64_t> RunShape(const TensorBinding& binding, bool batching, int64_t rows) {
+  std::vector<int64_t> shape = binding.model_shape;
+  if (batching) shape[0] = rows;
+  return shape;
+}
+
+// A DLTensor over `data` with `shape` (which must outlive the view).
+DLTensor View(char* data, const TensorBinding& binding, const std::vector<int64_t>& shape, DLDevice device) {
   DLTensor tensor{};
   tensor.data = data;
   tensor.device = device;
-  tensor.ndim = static_cast<int32_t>(binding.model_shape.size());
+  tensor.ndim = static_cast<int32_t>(shape.size());
   tensor.dtype = binding.dtype;
-  tensor.shape = const_cast<int64_t*>(binding.model_shape.data());
+  tensor.shape = const_cast<int64_t*>(shape.data());
   tensor.strides = nullptr;
   tensor.byte_offset = 0;
   return tensor;
@@ -68,27 +74,31 @@ class BatchRunner {
  public:
   explicit BatchRunner(InstanceState& instance) : instance_(instance), model_(instance.model_state()) {}
 
-  // Runs rows [chunk_start, chunk_start + model_batch) of the batch laid out in `spans`.
+  // Runs rows [chunk_start, chunk_start + model_batch) of the batch laid out in `spans`: model_batch()
+  // rows (the last chunk padded with zero rows), or exactly the chunk's rows when the batch is dynamic.
   Status RunChunk(const std::vector<RowSpan>& spans) {
-    const int64_t batch = model_.model_batch();
-    const bool in_place = spans.size() == 1 && spans[0].count == batch;
+    int64_t rows = model_.model_batch();
+    if (model_.batch_is_dynamic()) rows = spans.empty() ? 0 : spans.back().chunk_row + spans.back().count;
+    rows_ = rows;
+    const bool in_place = spans.size() == 1 && spans[0].count == rows;
     for (size_t i = 0; i < model_.inputs().size(); ++i) {
       const TensorBinding& binding = model_.inputs()[i];
       const int index = instance_.input_index(i);
+      const std::vector<int64_t> shape = RunShape(binding, model_.batching(), rows);
       if (in_place) {
         const RowSpan& span = spans[0];
         const std::vector<BufferSegment>& segments = span.pending->inputs[i];
         const uint64_t offset = static_cast<uint64_t>(span.first) * binding.row_bytes;
         if (segments.size() == 1) {
-          DLTensor view = View(segments[0].data + offset, binding, DeviceOf(segments[0]));
+          DLTensor view = View(segments[0].data + offset, binding, shape, DeviceOf(segments[0]));
           SORUN_RETURN_IF_ERROR_CTX(instance_.executor().SetInput(index, view), "input '" + binding.name + "'");
           continue;
         }
       }
       const NDArray& staging = instance_.input_staging(i);
       char* out = static_cast<char*>(staging.data());
-      if (spans.empty() || spans.back().chunk_row + spans.back().count < batch) {
-        std::memset(out, 0, binding.model_bytes);  // the padded rows of the last chunk
+      if (spans.empty() || spans.back().chunk_row + spans.back().count < rows) {
+        std::memset(out, 0, static_cast<uint64_t>(rows) * binding.row_bytes);  // the padded rows of the last chunk
       }
       for (const RowSpan& span : spans) {
         SORUN_RETURN_IF_ERROR(
@@ -96,7 +106,8 @@ class BatchRunner {
                         static_cast<uint64_t>(span.count) * binding.row_bytes,
                         out + static_cast<uint64_t>(span.chunk_row) * binding.row_bytes, binding.name));
       }
-      SORUN_RETURN_IF_ERROR_CTX(instance_.executor().SetInput(index, staging.dl()), "input '" + binding.name + "'");
+      DLTensor view = View(out, binding, shape, staging.device());
+      SORUN_RETURN_IF_ERROR_CTX(instance_.executor().SetInput(index, view), "input '" + binding.name + "'");
     }
     SORUN_RETURN_IF_ERROR(instance_.executor().Run());
     for (const RowSpan& span : spans) {
@@ -113,7 +124,8 @@ class BatchRunner {
     const int index = instance_.output_index(target.binding);
     const uint64_t offset = static_cast<uint64_t>(span.first) * binding.row_bytes;
     if (in_place) {
-      DLTensor view = View(target.buffer.data + offset, binding, DeviceOf(target.buffer));
+      const std::vector<int64_t> shape = RunShape(binding, model_.batching(), rows_);
+      DLTensor view = View(target.buffer.data + offset, binding, shape, DeviceOf(target.buffer));
       SORUN_RETURN_IF_ERROR_CTX(instance_.executor().CopyOutputTo(index, view), "output '" + binding.name + "'");
       return Status::Ok();
     }
@@ -123,6 +135,11 @@ class BatchRunner {
                            "in CPU memory or use max_batch_size: 0");
     }
     SORUN_ASSIGN_OR_RETURN(NDArray output, instance_.executor().GetOutput(index));
+    if (output.nbytes() != static_cast<uint64_t>(rows_) * binding.row_bytes) {
+      return Internal("output '" + binding.name + "' is " + output.Describe() + " after a run of " +
+                      std::to_string(rows_) + " row(s); config.pbtxt promises " + std::to_string(binding.row_bytes) +
+                      " bytes per row");
+    }
     if (output.device().device_type != kDLCPU) {
       SORUN_ASSIGN_OR_RETURN(output, output.CopyTo(DLDevice{kDLCPU, 0}));
     }
@@ -134,6 +151,7 @@ class BatchRunner {
 
   InstanceState& instance_;
   const ModelState& model_;
+  int64_t rows_ = 0;  // rows of the chunk RunChunk runs (the model's batch dimension in this run)
 };
 
 // Runs every request that passed its checks: the batch's rows end to end, model_batch() at a time.

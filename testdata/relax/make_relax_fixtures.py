@@ -1,64 +1,45 @@
 #!/usr/bin/env python3
-"""Writes the Relax VM fixtures of tests/relax: small models exported by TVM 0.27 with export_library.
+"""Writes the TVM 0.27 Relax VM fixtures of tests/relax: small models exported with export_library, plus
+their inputs and TVM's outputs.
 
-Run with the pinned TVM venv (CPython 3.11, apache-tvm==0.27.0.post1, apache-tvm-ffi==0.1.15.post2, numpy):
+Run with the pinned TVM 0.27 venv (tests/interop/install_tvm027.sh):
     ~/.cache/sorun/tvm027-venv/bin/python testdata/relax/make_relax_fixtures.py testdata/relax
-Writes mlp.so (static MLP, weights as constants) and dyn_batch.so (dynamic batch n, tuple output),
-both from seeded weights, compiled for target "llvm".
+Writes, all compiled for target "llvm" from seeded weights (numpy default_rng(17), drawn in this order):
+  mlp.so        static MLP 16-32-10, weights as constants
+  dyn_batch.so  dynamic batch n, tuple output (run with n = 3)
+  tir_par.so    a TIR kernel with T.parallel and a 64 KiB workspace buffer
+  cnn.so        conv2d+relu+max_pool+reshape (vm.builtin.reshape)+matmul+softmax
+and for each <name>.so: <name>.input_<k>.npy (main's parameters) and <name>.output_<k>.npy (the flattened
+return value of main, depth-first, as run by relax.VirtualMachine(load_module(<name>.so), tvm.cpu())).
+The model builders are those of tests/interop/relax_models.py (the Relax interop job).
 """
 import os
 import sys
 
 import numpy as np
-import tvm
-from tvm import relax
-from tvm.script import relax as R
 
-
-def make_mlp(rng):
-    w0 = rng.standard_normal((16, 32)).astype("float32")
-    b0 = rng.standard_normal((32,)).astype("float32")
-    w1 = rng.standard_normal((32, 10)).astype("float32")
-    b1 = rng.standard_normal((10,)).astype("float32")
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", R.Tensor((1, 16), "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            h = bb.emit(relax.op.matmul(x, relax.const(w0)))
-            h = bb.emit(relax.op.add(h, relax.const(b0)))
-            h = bb.emit(relax.op.nn.relu(h))
-            h = bb.emit(relax.op.matmul(h, relax.const(w1)))
-            out = bb.emit_output(relax.op.add(h, relax.const(b1)))
-        bb.emit_func_output(out)
-    return bb.get()
-
-
-def make_dyn_batch(rng):
-    w = rng.standard_normal((8, 4)).astype("float32")
-    b = rng.standard_normal((4,)).astype("float32")
-    n = tvm.tirx.Var("n", "int64")
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", R.Tensor((n, 8), "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            h = bb.emit(relax.op.matmul(x, relax.const(w)))
-            h = bb.emit(relax.op.add(h, relax.const(b)))
-            h = bb.emit(relax.op.nn.relu(h))
-            s = bb.emit(relax.op.nn.softmax(h))
-            out = bb.emit_output(relax.Tuple([h, s]))
-        bb.emit_func_output(out)
-    return bb.get()
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
+import relax_models as rm  # noqa: E402
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    rng = np.random.default_rng(17)
-    for name, make in (("mlp", make_mlp), ("dyn_batch", make_dyn_batch)):
-        mod = make(rng)
-        ex = relax.build(mod, target="llvm")
-        path = os.path.join(out_dir, name + ".so")
-        ex.export_library(path)
-        print(path, os.path.getsize(path))
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else HERE
+    weights = np.random.default_rng(17)  # mlp and dyn_batch draw first: the original fixtures' weights
+    inputs = np.random.default_rng(18)
+    fixtures = [
+        ("mlp", rm.mlp_module(weights)[0], [inputs.standard_normal((1, 16))]),
+        ("dyn_batch", rm.dyn_batch_module(weights), [inputs.standard_normal((3, 8))]),
+        ("tir_par", rm.tir_par_module(), [inputs.standard_normal((64, 256))]),
+        ("cnn", rm.cnn_module(weights), [inputs.standard_normal((1, 3, 16, 16))]),
+    ]
+    for name, mod, args in fixtures:
+        args = [a.astype("float32") for a in args]
+        path = rm.build_export(mod, os.path.join(out_dir, name + ".so"))
+        outputs = rm.tvm_reference(path, args)
+        rm.save_arrays(os.path.join(out_dir, name + "."), args, outputs)
+        print("%s %d bytes, inputs %s, outputs %s" % (path, os.path.getsize(path), rm.input_names(mod),
+                                                      [o.shape for o in outputs]))
 
 
 if __name__ == "__main__":

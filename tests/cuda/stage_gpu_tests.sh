@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the CUDA backend's test binaries on this machine and stages them with their runfiles (test
-# kernels, shared libraries) in a self-contained folder (default: .gpu_tests/, git-ignored) that
-# runs on any x86-64 Linux machine with an NVIDIA driver and a glibc/libstdc++ at least as new as
-# this machine's (no Bazel, toolkit or sources needed there):
+# kernels, shared libraries, the CUDA Relax exports of testdata/relax_cuda) in a self-contained folder
+# (default: .gpu_tests/, git-ignored) that runs on any x86-64 Linux machine with an NVIDIA driver and a
+# glibc/libstdc++ at least as new as this machine's (no Bazel, toolkit or sources needed there):
 #
 #   bash tests/cuda/stage_gpu_tests.sh      # here (needs nvcc for the test kernels)
 #   bash .gpu_tests/run.sh                  # there: runs every binary; a missing GPU fails
@@ -11,12 +11,16 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 out=${1:-.gpu_tests}
-tests=(cuda_gpu_test cuda_module_test cuda_backend_test kernel_args_test)
+tests=(cuda_gpu_test cuda_module_test cuda_backend_test kernel_args_test cuda_module_relax_export_test
+       cuda_module_relax_payload_test)
 
 targets=()
 for t in "${tests[@]}"; do targets+=("//tests/cuda:$t"); done
 bazel build //testdata/cuda:test_kernels "${targets[@]}"
 defs="$(bazel info output_base)/external/local_cuda/defs.bzl"
+# The output folder of the build above: the bazel-bin symlink follows whichever build ran last (another
+# user's -c opt build in a shared workspace), `bazel info bazel-bin` names this configuration's.
+bin="$(bazel info bazel-bin)"
 if ! grep -q 'NVCC_AVAILABLE = True' "$defs"; then
   echo "stage_gpu_tests.sh: no nvcc (set CUDA_PATH to the toolkit); the GPU tests need the nvcc-built kernels" >&2
   exit 1
@@ -25,7 +29,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 for t in "${tests[@]}"; do
-  cp -rL "bazel-bin/tests/cuda/$t.runfiles" "$out/$t.runfiles"  # the binary, its .so deps and data
+  cp -rL "$bin/tests/cuda/$t.runfiles" "$out/$t.runfiles"  # the binary, its .so deps and data
 done
 chmod -R u+w "$out"
 

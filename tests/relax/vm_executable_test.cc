@@ -168,10 +168,15 @@ TEST(VmExecutableTest, RefusesMutationsOfTheRealMlp) {
   PatchWord(&m, word_at(22, 1), 100);
   EXPECT_ERROR(Parse(m).status(), StatusCode::kDataLoss, "instruction 22", "jump by 100 leaves 'main'");
 
-  m = payload;  // ... or "goto -30"
+  m = payload;  // ... or "goto -30" (inside main, but backwards: a loop)
   PatchWord(&m, word_at(22, 0), 3);
   PatchWord(&m, word_at(22, 1), -30);
-  EXPECT_ERROR(Parse(m).status(), StatusCode::kDataLoss, "jump by -30 leaves 'main'");
+  EXPECT_ERROR(Parse(m).status(), StatusCode::kDataLoss, "goto by -30 jumps backwards");
+
+  m = payload;  // "goto -3": inside main, still a loop
+  PatchWord(&m, word_at(22, 0), 3);
+  PatchWord(&m, word_at(22, 1), -3);
+  EXPECT_ERROR(Parse(m).status(), StatusCode::kDataLoss, "goto by -3 jumps backwards");
 
   m = payload;  // opcode 9
   PatchWord(&m, word_at(3, 0), 9);
@@ -233,7 +238,7 @@ TEST(VmExecutableTest, ValidatesFunctionsAndJumps) {
 
   e = FixtureExecutable::Small(true, false);
   e.instructions[3] = {3, 0};
-  EXPECT_ERROR(ParseStatus(e), StatusCode::kDataLoss, "goto with offset 0");
+  EXPECT_ERROR(ParseStatus(e), StatusCode::kDataLoss, "goto by 0 jumps backwards");
 
   e = FixtureExecutable::Small(true, false);
   e.instructions[4] = {2, kVoid + 7};

@@ -58,6 +58,23 @@ TEST(ConfigAutoCompleteTest, NoBatchingWhenDefaultIsZeroOrFirstDimIsNotOne) {
   EXPECT_EQ(scalar_out.max_batch_size, 0);
 }
 
+// A Relax export with a dynamic batch (dyn_batch.so: x[n, 8] -> two [n, 4] outputs): batched like a
+// batch-1 model, dims without the batch dimension; a mixed fixed/dynamic first dimension is not.
+TEST(ConfigAutoCompleteTest, DynamicBatchDimensionIsTritonsBatch) {
+  ModelConfig config = Completed(R"({"backend": "sorun"})", {Tensor("x", {-1, 8})},
+                                 {Tensor("output_0", {-1, 4}), Tensor("output_1", {-1, 4})});
+  EXPECT_EQ(config.max_batch_size, 4);
+  EXPECT_TRUE(config.dynamic_batching);
+  EXPECT_EQ(config.inputs[0].dims, std::vector<int64_t>({8}));
+  ASSERT_EQ(config.outputs.size(), 2u);
+  EXPECT_EQ(config.outputs[1].name, "output_1");
+  EXPECT_EQ(config.outputs[1].dims, std::vector<int64_t>({4}));
+
+  ModelConfig mixed = Completed(R"({"backend": "sorun"})", {Tensor("x", {-1, 8})}, {Tensor("y", {2, 4})});
+  EXPECT_EQ(mixed.max_batch_size, 0);
+  EXPECT_EQ(mixed.inputs[0].dims, std::vector<int64_t>({-1, 8}));
+}
+
 TEST(ConfigAutoCompleteTest, KeepsTheUsersChoices) {
   // Outputs given: only the inputs are filled, with the configured max_batch_size (0: full shape).
   ModelConfig inputs_only = Completed(R"({"output": [{"name": "softmax", "data_type": "TYPE_FP32", "dims": [1, 10]}]})",

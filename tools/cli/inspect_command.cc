@@ -17,6 +17,7 @@ namespace {
 const std::vector<FlagSpec>& InspectFlags() {
   static const std::vector<FlagSpec> specs = {
       {"--json", "", false, false, "", "print one JSON object instead of text"},
+      {"--disassemble", "", false, false, "", "Relax VM exports: also print the executable's bytecode"},
   };
   return specs;
 }
@@ -81,14 +82,37 @@ void WriteTensors(JsonWriter& w, const std::vector<InspectedTensor>& tensors, bo
   w.EndArray();
 }
 
+// main's inputs of a Relax export as tensors: dims -1 where not static (bytes 0 then), dtype float32
+// when unknown (the "relax" object says what is known).
+std::vector<InspectedTensor> RelaxInputTensors(const RelaxInspection& relax) {
+  std::vector<InspectedTensor> out;
+  for (const relax::VmInputInfo& in : relax.inputs) {
+    InspectedTensor t;
+    t.name = in.name;
+    t.shape = in.dims;
+    t.dtype = in.dtype;
+    bool is_static = !in.dims.empty() || in.ndim == 0;
+    uint64_t elements = 1;
+    for (int64_t d : in.dims) {
+      if (d < 0) is_static = false;
+      elements *= d < 0 ? 0 : static_cast<uint64_t>(d);
+    }
+    t.bytes = is_static && in.has_dtype ? elements * ((in.dtype.bits * in.dtype.lanes + 7u) / 8u) : 0;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string InspectUsage() {
-  return "Usage: sorun inspect MODEL [--json]\n"
+  return "Usage: sorun inspect MODEL [--json] [--disassemble]\n"
          "\n"
          "Shows what a model library (.so, or a .tar export) holds, reading its bytes only: the library is\n"
          "never loaded or executed. Reports the blob layout, the module tree, the graph's inputs, outputs\n"
-         "and parameters, a memory plan, the device modules' kernels and the integrity record.\n"
+         "and parameters, a memory plan, the device modules' kernels and the integrity record. For a Relax\n"
+         "VM export (TVM 0.16 - 0.27): the executable's functions, main's inputs, the constants and their\n"
+         "alignment, every called function classified, and whether sorun can run it.\n"
          "\n" +
          FormatFlagHelp(InspectFlags());
 }
@@ -98,6 +122,7 @@ std::string InspectReportToText(const InspectReport& r) {
   std::string what = r.kind == ArtifactKind::kPackedModel
                          ? (r.graph ? "packed model" : "kernel library with a module blob")
                      : r.kind == ArtifactKind::kKernelLibrary ? "kernel library"
+                     : r.kind == ArtifactKind::kRelaxExport   ? "Relax VM export"
                                                               : "TVM v0.21+ (tvm-ffi) artifact";
   out += r.path + ": " + what + " (" +
          (r.is_tar ? "tar archive of " + r.machine + " objects" : r.machine + " " + r.elf_type) + ", " +
@@ -109,6 +134,11 @@ std::string InspectReportToText(const InspectReport& r) {
   } else if (r.kind == ArtifactKind::kTvmFfi) {
     out += "  built by TVM v0.21 or later (tvm-ffi ABI: " + Join(r.ffi_symbols, ", ") +
            "); sorun loads the legacy ABI of TVM v0.8 - v0.20 only\n";
+  }
+  if (r.relax) {
+    std::string where = r.blob_member.empty() ? r.blob_section : r.blob_member + " " + r.blob_section;
+    out += "  blob      " + r.relax->symbol + " in " + where + ", " + Bytes(r.blob_bytes) + ", " +
+           r.relax->tvm_versions + " container\n";
   }
   if (r.kind == ArtifactKind::kPackedModel) {
     TextTable head;
@@ -124,7 +154,8 @@ std::string InspectReportToText(const InspectReport& r) {
     }
     head.AddRow({"checksum", ck});
     out += head.Render();
-
+  }
+  if (r.kind == ArtifactKind::kPackedModel || r.relax) {
     out += "\nmodules\n";
     TextTable mods("  ");
     mods.AlignRight(0);
@@ -135,12 +166,14 @@ std::string InspectReportToText(const InspectReport& r) {
       for (uint64_t c : m.children) kids.push_back(std::to_string(c));
       std::string note;
       if (m.type_key == "_lib") note = "the kernel library (this file's code)";
+      if (r.relax && m.index == 0) note = "the Relax VM executable";
       mods.AddRow({std::to_string(m.index), m.type_key, m.type_key == "_lib" ? "-" : FormatBytes(m.payload_bytes),
                    kids.empty() ? "-" : Join(kids, ","), note});
     }
     out += mods.Render();
     if (!r.has_import_tree) out += "  (legacy layout: every module is an import of the kernel library)\n";
   }
+  if (r.relax) out += RelaxInspectionToText(*r.relax);
 
   if (r.graph) {
     const InspectedGraph& g = *r.graph;
@@ -206,6 +239,11 @@ std::string InspectReportToText(const InspectReport& r) {
            "): " + std::to_string(c.constants.size()) + " tensors, symbols " + Join(c.symbols, ", ") + "\n";
   }
 
+  if (r.relax) {  // its kernels are listed with the called functions
+    out += RelaxVerdictToText(*r.relax);
+    if (!r.relax->disassembly.empty()) out += "\ndisassembly\n" + r.relax->disassembly;
+    return out;
+  }
   if (!r.host_functions.empty()) {
     out += "\nexported functions (" + std::to_string(r.host_functions.size()) + ")\n";
     out += Wrap(r.host_functions, "  ");
@@ -231,11 +269,11 @@ std::string InspectReportToJson(const InspectReport& r) {
   WriteJsonString(w, r.machine);
   w.Key("format");
   WriteJsonString(w, r.format());
-  if (r.kind == ArtifactKind::kPackedModel) {
+  if (r.kind == ArtifactKind::kPackedModel || r.relax) {
     w.Key("blob");
     w.StartObject();
     w.Key("symbol");
-    w.String("__tvm_dev_mblob");
+    w.String(r.relax ? r.relax->symbol.c_str() : "__tvm_dev_mblob");
     w.Key("section");
     WriteJsonString(w, r.blob_section);
     if (!r.blob_member.empty()) {
@@ -307,6 +345,8 @@ std::string InspectReportToJson(const InspectReport& r) {
   w.Key("inputs");
   if (r.graph) {
     WriteTensors(w, r.graph->inputs, /*skip_params=*/true);
+  } else if (r.relax) {  // main's parameters; "relax.inputs" has ndim and whether the dtype is known
+    WriteTensors(w, RelaxInputTensors(*r.relax), false);
   } else {
     w.StartArray();
     w.EndArray();
@@ -314,6 +354,19 @@ std::string InspectReportToJson(const InspectReport& r) {
   w.Key("outputs");
   if (r.graph) {
     WriteTensors(w, r.graph->outputs, false);
+  } else if (r.relax) {  // main's return value flattened, dims -1 where computed at run time
+    std::vector<InspectedTensor> outputs;
+    for (const TensorInfo& o : r.relax->outputs) {
+      InspectedTensor t;
+      t.name = o.name;
+      t.shape = o.shape;
+      t.dtype = o.dtype;
+      uint64_t elements = 1;
+      for (int64_t d : o.shape) elements *= d < 0 ? 0 : static_cast<uint64_t>(d);
+      t.bytes = elements * ((o.dtype.bits * o.dtype.lanes + 7u) / 8u);
+      outputs.push_back(std::move(t));
+    }
+    WriteTensors(w, outputs, false);
   } else {
     w.StartArray();
     w.EndArray();
@@ -405,6 +458,10 @@ std::string InspectReportToJson(const InspectReport& r) {
   }
   w.EndObject();
 
+  if (r.relax) {
+    w.Key("relax");
+    WriteRelaxInspectionJson(w, *r.relax);
+  }
   w.Key("ffi_symbols");
   WriteJsonStrings(w, r.ffi_symbols);
   w.Key("host_functions");
@@ -417,9 +474,13 @@ int RunInspectCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto flags = ParseFlags(args, InspectFlags());
   if (!flags.ok()) return UsageError(io, "inspect: " + flags.status().message());
   const auto& pos = flags->positionals();
-  if (pos.empty()) return UsageError(io, "inspect: missing MODEL (usage: sorun inspect MODEL [--json])");
+  if (pos.empty()) {
+    return UsageError(io, "inspect: missing MODEL (usage: sorun inspect MODEL [--json] [--disassemble])");
+  }
   if (pos.size() > 1) return UsageError(io, "inspect: unexpected argument '" + pos[1] + "' (one MODEL only)");
-  auto report = InspectModelFile(pos[0]);
+  InspectOptions options;
+  options.disassemble = flags->Has("--disassemble");
+  auto report = InspectModelFile(pos[0], options);
   if (!report.ok()) return ModelError(io, NamePath(report.status(), pos[0]));
   if (flags->Has("--json")) {
     io.out << InspectReportToJson(*report) << "\n";

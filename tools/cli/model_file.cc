@@ -96,6 +96,14 @@ Status ModelFile::FindBlob() {
     blob_member_ = m.name;
     has_blob_ = true;
   }
+  if (!has_blob_) {  // a tvm-ffi export (Relax, TVM 0.21+): the record sorun pack wrote next to its blob
+    for (const ModelFileMember& m : members_) {
+      const std::vector<LoadSegment> segments = m.image.LoadSegments();
+      if (segments.empty() || !m.image.HasSymbol(keys::kSymbolBlobChecksum)) continue;
+      SORUN_RETURN_IF_ERROR(FindLibraryChecksum(m, segments));
+      break;
+    }
+  }
   return Status::Ok();
 }
 
@@ -138,6 +146,11 @@ Status ModelFile::FindLibraryBlob(const ModelFileMember& m, const std::vector<Lo
   if (!blob.ok()) return NamePath(std::move(blob).status(), image.file_name());
   blob_ = ExtentData(image, *sym, blob->symbol);
   payload_size_ = blob->payload_size;
+  return FindLibraryChecksum(m, segments);
+}
+
+Status ModelFile::FindLibraryChecksum(const ModelFileMember& m, const std::vector<LoadSegment>& segments) {
+  const ElfImage& image = m.image;
   if (const ElfSymbol* rec = LibrarySymbol(image, keys::kSymbolBlobChecksum)) {
     auto record = BoundSymbolBytes(keys::kSymbolBlobChecksum, rec->value, rec->size, segments);
     if (!record.ok()) return NamePath(std::move(record).status(), image.file_name());

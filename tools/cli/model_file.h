@@ -53,8 +53,8 @@ class ModelFile {
   const std::string& blob_member() const { return blob_member_; }
   // Payload bytes after the 8-byte length prefix (the blob is 8 + payload_size bytes).
   uint64_t payload_size() const { return payload_size_; }
-  // The integrity record next to the blob, or null. Its `size` is the bytes that may be read (st_size,
-  // or up to the end of its segment/section when the symbol has no size).
+  // The integrity record next to the blob (`__tvm_dev_mblob`, or a tvm-ffi blob symbol), or null. Its `size` is the
+  // bytes that may be read (st_size, or up to the end of its segment/section when the symbol has no size).
   const ElfSymbolData* checksum() const { return has_checksum_ ? &checksum_ : nullptr; }
   // Defined `__tvm_ffi_*` symbols (non-empty: built by TVM v0.21 or later).
   const std::vector<std::string>& ffi_symbols() const { return ffi_symbols_; }
@@ -69,6 +69,8 @@ class ModelFile {
   Status FindBlob();
   // The blob and record of a shared library, bounded by its PT_LOAD segments (LocateBlob).
   Status FindLibraryBlob(const ModelFileMember& m, const std::vector<LoadSegment>& segments);
+  // The integrity record of a shared library, bounded by its PT_LOAD segments (none: nothing set).
+  Status FindLibraryChecksum(const ModelFileMember& m, const std::vector<LoadSegment>& segments);
   // The blob and record of a relocatable `.tar` member, bounded by their sections.
   Status FindObjectBlob(const ModelFileMember& m);
 

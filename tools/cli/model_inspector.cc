@@ -120,10 +120,12 @@ Status InspectFactory(size_t index, const std::string& type_key, BinaryReader& r
   return Status::Ok();
 }
 
-Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader,
+}  // namespace
+
+Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader, PayloadGrammar grammar,
                            InspectedDeviceModule* out) {
   DeviceModulePayload payload;
-  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, type_key.c_str(), &payload));
+  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, type_key.c_str(), &payload, grammar));
   out->module_index = index;
   out->type_key = type_key;
   out->fmt = payload.fmt;
@@ -137,6 +139,8 @@ Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryRead
   }
   return Status::Ok();
 }
+
+namespace {
 
 // const_loader (v0.9+) / metadata (v0.8): vector<string> names; u64 n; n NDArrays; vector<string>
 // symbols; u64 m; m x vector<string> (FORMAT.md 7.4).
@@ -200,37 +204,38 @@ Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDevice
   return Status::Ok();
 }
 
-void InspectChecksum(const ModelFile& file, ChecksumInfo* out) {
+}  // namespace
+
+void InspectChecksum(const ModelFile& file, const uint8_t* blob, uint64_t blob_bytes, ChecksumInfo* out) {
   const ElfSymbolData* record = file.checksum();
-  if (record == nullptr) return;
+  if (record == nullptr || blob == nullptr) return;
   out->present = true;
   auto fields = file.ReadChecksumRecord();
   if (fields.ok()) {
     out->blob_bytes = fields->blob_bytes;
     out->hash = Xxh64ToHex(fields->hash);
   }
-  Status s = VerifyBlobChecksum(file.blob()->data, 8 + file.payload_size(), record->data, record->size);
+  Status s = VerifyBlobChecksum(blob, blob_bytes, record->data, record->size);
   out->valid = s.ok();
   if (!s.ok()) out->error = s.message();
 }
-
-}  // namespace
 
 const char* ArtifactKindName(ArtifactKind kind) {
   switch (kind) {
     case ArtifactKind::kPackedModel: return "packed_model";
     case ArtifactKind::kKernelLibrary: return "kernel_library";
     case ArtifactKind::kTvmFfi: return "tvm_ffi";
+    case ArtifactKind::kRelaxExport: return "relax_export";
   }
   return "unknown";
 }
 
 std::string InspectReport::format() const {
-  if (kind != ArtifactKind::kPackedModel) return "none";
+  if (kind != ArtifactKind::kPackedModel && kind != ArtifactKind::kRelaxExport) return "none";
   return has_import_tree ? "import_tree" : "legacy";
 }
 
-StatusOr<InspectReport> InspectModelFile(const std::string& path) {
+StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectOptions& options) {
   SORUN_RETURN_IF_ERROR(CheckRegularFile(path, "model"));
   auto opened = ModelFile::Open(path);
   if (!opened.ok()) return NamePath(std::move(opened).status(), path);
@@ -245,6 +250,10 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path) {
   report.ffi_symbols = file.ffi_symbols();
   report.host_functions = file.host_functions();
 
+  if (IsRelaxExportFile(file)) {
+    SORUN_ASSIGN_OR_RETURN(bool is_relax, InspectRelaxExport(file, options.disassemble, &report));
+    if (is_relax) return report;
+  }
   const ElfSymbolData* blob = file.blob();
   if (blob == nullptr) {
     report.kind = report.ffi_symbols.empty() ? ArtifactKind::kKernelLibrary : ArtifactKind::kTvmFfi;
@@ -254,7 +263,7 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path) {
   report.blob_section = blob->section;
   report.blob_member = file.blob_member();
   report.blob_bytes = 8 + file.payload_size();
-  InspectChecksum(file, &report.checksum);
+  InspectChecksum(file, file.blob() ? file.blob()->data : nullptr, 8 + file.payload_size(), &report.checksum);
 
   const std::string section = keys::kSymbolDevMblob;
   BinaryReader reader(blob->data + 8, static_cast<size_t>(file.payload_size()), section, /*base_offset=*/8);
@@ -275,7 +284,7 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path) {
         }
         if (key == keys::kTypeKeyCuda || key == keys::kTypeKeyOpenCL) {
           InspectedDeviceModule dev;
-          SORUN_RETURN_IF_ERROR(InspectDeviceModule(index, key, r, &dev));
+          SORUN_RETURN_IF_ERROR(InspectDeviceModule(index, key, r, PayloadGrammar::kLegacy, &dev));
           report.device_modules.push_back(std::move(dev));
           return Status::Ok();
         }

@@ -8,6 +8,8 @@
 //   cuda / opencl                                ReadDeviceModulePayload
 //   const_loader / metadata                      constant names, shapes and symbols (FORMAT.md 7.4)
 //   metadata_module                              empty payload
+// A Relax VM export (IsRelaxExportFile: the __tvm_ffi_*library_bin symbols, or a __tvm_dev_mblob rooted
+// in a Relax executable) is read by InspectRelaxExport (tools/cli/relax_inspector.h) instead.
 // Any other type key is an error naming it (payloads are not length-delimited, so the walk cannot go
 // on); the message lists the modules read before it. The report then holds the module tree, the graph
 // (inputs, outputs, params, node counts), a memory plan (PlanMemory with one device per device type
@@ -27,8 +29,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/device_module_payload.h"
 #include "base/status.h"
+#include "format/binary_reader.h"
 #include "graph_executor/memory_plan.h"
+#include "tools/cli/relax_inspector.h"
 
 namespace sorun {
 namespace cli {
@@ -36,9 +41,11 @@ namespace cli {
 enum class ArtifactKind {
   kPackedModel,    // has __tvm_dev_mblob
   kKernelLibrary,  // no blob: kernels only (three-file deployment's library)
-  kTvmFfi,         // no legacy blob but __tvm_ffi_* symbols: TVM v0.21+
+  kTvmFfi,         // __tvm_ffi_* symbols but no Relax blob: TVM v0.21+, not a Relax export
+  kRelaxExport,    // a Relax VM export (TVM 0.16 - 0.27): report.relax is set
 };
-const char* ArtifactKindName(ArtifactKind kind);  // "packed_model", "kernel_library", "tvm_ffi"
+// "packed_model", "kernel_library", "tvm_ffi", "relax_export"
+const char* ArtifactKindName(ArtifactKind kind);
 
 struct InspectedModule {
   uint64_t index = 0;
@@ -108,6 +115,10 @@ struct ChecksumInfo {
   std::string error;        // why not, when present and not valid
 };
 
+// The integrity record of `file` (if any) checked against the `blob_bytes` blob bytes at `blob` (the
+// length prefix on). Shared by graph and Relax reports.
+void InspectChecksum(const ModelFile& file, const uint8_t* blob, uint64_t blob_bytes, ChecksumInfo* out);
+
 struct InspectReport {
   std::string path;
   bool is_tar = false;
@@ -118,8 +129,8 @@ struct InspectReport {
   std::vector<std::string> ffi_symbols;
   std::vector<std::string> host_functions;
 
-  // Only for kPackedModel:
-  std::string blob_section;      // ELF section of __tvm_dev_mblob
+  // Only for kPackedModel and kRelaxExport:
+  std::string blob_section;      // ELF section of the blob symbol
   std::string blob_member;       // .tar member holding it
   uint64_t blob_bytes = 0;       // prefix + payload
   bool has_import_tree = false;  // "import_tree" layout (v0.7+), else "legacy" (flat imports of the library)
@@ -128,12 +139,21 @@ struct InspectReport {
   std::vector<InspectedDeviceModule> device_modules;
   std::vector<InspectedConstants> constant_modules;
   ChecksumInfo checksum;
+  std::optional<RelaxInspection> relax;  // kRelaxExport only
 
   // "import_tree", "legacy" or "none" (no blob).
   std::string format() const;
 };
 
-StatusOr<InspectReport> InspectModelFile(const std::string& path);
+struct InspectOptions {
+  bool disassemble = false;  // Relax exports: fill relax->disassembly
+};
+
+StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectOptions& options = {});
+
+// The kernels of a cuda / opencl payload at `reader` (consumed exactly), read in `grammar`.
+Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader, PayloadGrammar grammar,
+                           InspectedDeviceModule* out);
 
 }  // namespace cli
 }  // namespace sorun

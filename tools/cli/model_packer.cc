@@ -243,6 +243,32 @@ Status PackFromSharedLibrary(const std::string& input_so, const std::string& blo
   return InjectBlobIntoSharedLibrary(input_so, blob_bytes_with_prefix, checksum_record, output_so, options);
 }
 
+namespace {
+
+// Walks (and checks) a legacy container's cuda / opencl payload.
+Status SkipDevicePayload(size_t index, const std::string& type_key, BinaryReader& reader) {
+  if (type_key != keys::kTypeKeyOpenCL && type_key != keys::kTypeKeyCuda) {
+    return Unimplemented("module " + std::to_string(index) + " ('" + type_key + "') has no known payload layout");
+  }
+  DeviceModulePayload payload;
+  return ReadDeviceModulePayload(reader, type_key.c_str(), &payload);
+}
+
+}  // namespace
+
+StatusOr<bool> IsRelaxExportFile(const std::string& path) { return relax::IsRelaxExport(path, SkipDevicePayload); }
+
+StatusOr<relax::RelaxPackReport> PackRelaxExport(const std::string& input_so, const std::string& output_so,
+                                                 bool checksum) {
+  SORUN_RETURN_IF_ERROR(CheckOutputFile(output_so, "output"));
+  SORUN_RETURN_IF_ERROR(CheckRegularFile(input_so, "Relax export"));
+  SORUN_RETURN_IF_ERROR(MakeParentDirectory(output_so));
+  relax::RelaxPackOptions options;
+  options.checksum = checksum;
+  options.device_payloads = SkipDevicePayload;
+  return relax::PackRelaxLibrary(input_so, output_so, options);
+}
+
 StatusOr<PackResult> PackModel(const PackRequest& request) {
   if (request.output_path.empty()) return InvalidArgument("no output file (-o)");
   // Before any work: never rename a finished file over a device, FIFO, directory or link.

@@ -31,6 +31,7 @@
 
 #include "base/status.h"
 #include "packer/exporter.h"
+#include "packer/relax_pack.h"
 
 namespace sorun {
 namespace cli {
@@ -82,6 +83,14 @@ StatusOr<PackResult> PackModel(const PackRequest& request);
 Status PackFromSharedLibrary(const std::string& input_so, const std::string& blob_bytes_with_prefix,
                              const std::string& checksum_record, const std::string& output_so,
                              bool replace_existing_blob = false);
+
+// `sorun pack IN.so -o OUT.so` for a Relax VM export (TVM 0.16 - 0.27): its constants realigned and the
+// checksum record added (packer/relax_pack.h), the output path checked first (CheckOutputFile); legacy
+// containers' cuda/opencl payloads are walked with the device payload codec.
+StatusOr<relax::RelaxPackReport> PackRelaxExport(const std::string& input_so, const std::string& output_so,
+                                                 bool checksum);
+// True when `path` is a Relax VM export (IsRelaxExport with the device payload codec).
+StatusOr<bool> IsRelaxExportFile(const std::string& path);
 
 }  // namespace cli
 }  // namespace sorun

@@ -174,9 +174,14 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
     SORUN_RETURN_IF_ERROR(CheckRegularFile(f.path, "input file"));
     auto tensor = ReadNpyFile(f.path);
     if (!tensor.ok()) return NamePath(std::move(tensor).status(), f.path);
-    if (tensor->dtype() != info.dtype || tensor->shape() != info.shape) {
-      return InvalidArgument(f.path + " holds " + Describe(tensor->dtype(), tensor->shape()) + " but graph input '" +
-                             f.name + "' expects " + Describe(info.dtype, info.shape));
+    // -1: a dimension the model takes at run time (Relax VM models); no shape: ndim unknown too.
+    bool shape_ok = info.shape.empty() || tensor->shape().size() == info.shape.size();
+    for (size_t d = 0; shape_ok && d < info.shape.size(); ++d) {
+      shape_ok = info.shape[d] < 0 || info.shape[d] == tensor->shape()[d];
+    }
+    if (tensor->dtype() != info.dtype || !shape_ok) {
+      return InvalidArgument(f.path + " holds " + Describe(tensor->dtype(), tensor->shape()) + " but input '" + f.name +
+                             "' expects " + Describe(info.dtype, info.shape));
     }
     Status s = executor_->SetInput(f.name, *tensor->dl());
     if (!s.ok()) return std::move(s).Annotate("setting input '" + f.name + "' from " + f.path);
@@ -196,7 +201,10 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
                            "=FILE.npy" + (missing.size() > 1 ? " (and the others)" : ""));
   }
   for (const TensorInfo& t : missing) {
-    SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(t.shape, t.dtype, CpuDevice()));
+    // A dimension the model takes at run time gets 1 (bench and warm-up inputs only).
+    std::vector<int64_t> shape = t.shape;
+    for (int64_t& d : shape) d = d < 0 ? 1 : d;
+    SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(shape, t.dtype, CpuDevice()));
     FillPseudoRandom(host, t.name);
     Status s = executor_->SetInput(t.name, *host.dl());
     if (!s.ok()) return std::move(s).Annotate("setting generated input '" + t.name + "'");

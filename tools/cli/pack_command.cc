@@ -2,8 +2,10 @@
 
 #include <filesystem>
 
+#include "base/xxhash64.h"
 #include "graph_executor/memory_plan.h"
 #include "runtime/registry_keys.h"
+#include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/model_packer.h"
 #include "tools/cli/text_table.h"
@@ -65,6 +67,7 @@ std::string SidecarFmapPath(const std::string& code_path) {
 
 std::string PackUsage() {
   return "Usage: sorun pack -o OUT --lib FILE... [--graph G.json [--params P.params]]\n"
+         "       sorun pack RELAX.so -o OUT.so [--no-checksum]      (or: sorun pack RELAX.so OUT.so)\n"
          "                  [--cuda FILE --cuda-fmap F.json]... [--opencl FILE.cl --opencl-fmap F.json]...\n"
          "                  [--include-dir DIR]... [--tar] [--c-route] [--no-checksum] [--module-name NAME]\n"
          "\n"
@@ -74,15 +77,68 @@ std::string PackUsage() {
          "Sources are compiled with the system compiler ($CC / $CXX); the ABI headers runtime/c_runtime_api.h\n"
          "and dlpack/dlpack.h are embedded in sorun and found automatically (after any --include-dir).\n"
          "Kernel descriptions use TVM's .tvm_meta.json layout (docs/cli.md).\n"
+         "A Relax VM export (TVM 0.16 - 0.27) given alone is rewritten so that its constants are 64-byte aligned\n"
+         "once loaded (used in place, by sorun and TVM alike) and gets the checksum record (docs/relax.md).\n"
          "\n" +
          FormatFlagHelp(PackFlags());
 }
+
+namespace {
+
+const char* GenerationLabel(relax::BlobGeneration g) {
+  switch (g) {
+    case relax::BlobGeneration::kLegacyDevMblob: return "TVM 0.16 - 0.20 container";
+    case relax::BlobGeneration::kFfiLegacy021: return "TVM 0.21 container";
+    case relax::BlobGeneration::kFfiTreeFirst: return "TVM 0.22+ container";
+  }
+  return "?";
+}
+
+// `sorun pack IN.so -o OUT.so` (or `sorun pack IN.so OUT.so`) on a Relax VM export.
+int RunRelaxPack(const std::string& input, const std::string& output, bool checksum, CommandIo& io) {
+  auto report = PackRelaxExport(input, output, checksum);
+  if (!report.ok()) return ModelError(io, report.status());
+  const relax::RelaxPackReport& r = *report;
+  const relax::RealignReport& a = r.realign;
+  io.out << "wrote " << output << " (" << FormatBytes(r.output_bytes) << ")\n";
+  TextTable t;
+  t.AddRow({"relax", r.blob_symbol + " (" + GenerationLabel(r.generation) + ")"});
+  t.AddRow({"constants", std::to_string(a.tensor_constants) +
+                             " tensors; 64-byte aligned: " + std::to_string(a.aligned_before) + " before, " +
+                             std::to_string(a.aligned_after) + " after (" + std::to_string(a.pads_added) + " pads, +" +
+                             std::to_string(a.bytes_added) + " B)"});
+  t.AddRow({"blob", std::to_string(r.old_blob_bytes) + " B -> " + std::to_string(r.new_blob_bytes) +
+                        " B at file offset " + std::to_string(r.blob_file_offset)});
+  std::string hash = "none (--no-checksum)";
+  if (r.checksum_record.size() == kBlobChecksumRecordBytes) {
+    uint64_t h = 0;
+    for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<uint8_t>(r.checksum_record[24 + static_cast<size_t>(i)]);
+    hash = "xxh64 " + Xxh64ToHex(h);
+  }
+  t.AddRow({"checksum", hash});
+  io.out << t.Render();
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace
 
 int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto flags = ParseFlags(args, PackFlags());
   if (!flags.ok()) return UsageError(io, "pack: " + flags.status().message());
   PackRequest request;
   request.output_path = flags->Value("--output");
+  // `sorun pack IN.so OUT.so`: a Relax export and its packed copy.
+  const std::vector<std::string>& positionals = flags->positionals();
+  const bool only_library = flags->Values("--lib").empty() && !flags->Has("--graph") && !flags->Has("--params") &&
+                            flags->Values("--cuda").empty() && flags->Values("--opencl").empty();
+  if (request.output_path.empty() && only_library && positionals.size() == 2 &&
+      HostFileKind(positionals[0]) == "shared" && HostFileKind(positionals[1]) == "shared") {
+    auto is_relax = IsRelaxExportFile(positionals[0]);
+    if (is_relax.ok() && *is_relax) {
+      return RunRelaxPack(positionals[0], positionals[1], !flags->Has("--no-checksum"), io);
+    }
+  }
   if (request.output_path.empty()) return UsageError(io, "pack: missing -o OUT (the library to write)");
   request.lib_files = flags->Values("--lib");
   for (const std::string& p : flags->positionals()) request.lib_files.push_back(p);
@@ -130,7 +186,12 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
       return UsageError(io, "pack: --tar and --c-route do not apply to a .so library (its code is already linked)");
     }
     if (request.graph_path.empty() && request.device_code.empty()) {
-      return UsageError(io, "pack: nothing to add to " + request.lib_files[0] + " (give --graph or device code)");
+      // A Relax VM export: realign its constants and add the checksum record (docs/relax.md "Packing").
+      auto is_relax = IsRelaxExportFile(request.lib_files[0]);
+      if (!is_relax.ok()) return ModelError(io, is_relax.status());
+      if (*is_relax) return RunRelaxPack(request.lib_files[0], request.output_path, request.checksum, io);
+      return UsageError(io, "pack: nothing to add to " + request.lib_files[0] +
+                                " (give --graph or device code; it is not a Relax VM export either)");
     }
   }
 

@@ -99,19 +99,26 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto session = ModelSession::Open(source, device);
   if (!session.ok()) return ModelError(io, session.status());
   ModelSession& s = **session;
-  const std::vector<TensorInfo>& outputs = s.executor().outputs();
   std::vector<std::string> paths;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    paths.push_back((std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string());
-    Status writable = CheckOutputFile(paths.back(), "output file");
-    if (!writable.ok()) return ModelError(io, writable);
-  }
+  // The outputs known before running (all of a graph's; a Relax model's may be known only after).
+  auto check_paths = [&](size_t count) -> Status {
+    for (size_t i = paths.size(); i < count; ++i) {
+      paths.push_back((std::filesystem::path(out_dir) / ("output_" + std::to_string(i) + ".npy")).string());
+      SORUN_RETURN_IF_ERROR(CheckOutputFile(paths.back(), "output file"));
+    }
+    return Status::Ok();
+  };
+  Status writable = check_paths(s.executor().outputs().size());
+  if (!writable.ok()) return ModelError(io, writable);
   Status bound = s.BindInputs(*inputs, /*fill_missing=*/false, nullptr);
   if (!bound.ok()) return ModelError(io, bound);
   double t0 = NowMs();
   Status ran = s.Run();
   double run_ms = NowMs() - t0;
   if (!ran.ok()) return ModelError(io, ran);
+  const std::vector<TensorInfo>& outputs = s.executor().outputs();
+  writable = check_paths(outputs.size());
+  if (!writable.ok()) return ModelError(io, writable);
   Status made = MakeDirectories(out_dir);
   if (!made.ok()) return ModelError(io, made);
 

@@ -5,6 +5,7 @@
 #include "tools/cli/flags.h"
 #include "tools/cli/model_file.h"
 #include "tools/cli/model_inspector.h"
+#include "tools/cli/relax_inspector.h"
 #include "tools/cli/runnable_check.h"
 
 namespace sorun {
@@ -38,6 +39,22 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
   auto opened = ModelFile::Open(path);
   if (!opened.ok()) return NamePath(std::move(opened).status(), path);
   const ModelFile& file = *opened;
+  if (IsRelaxExportFile(file)) {  // Relax VM exports: the record over their blob symbol, then the one check
+    auto report = InspectModelFile(path);
+    if (!report.ok()) return NamePath(std::move(report).status(), path);
+    if (!report->checksum.present) {
+      return FailedPrecondition(path + ": the library has no integrity record (" + keys::kSymbolBlobChecksum +
+                                "): it was not packed by sorun (run `sorun pack` on the TVM export)");
+    }
+    if (!report->checksum.valid) return DataLoss(path + ": " + report->checksum.error);
+    if (report->relax && !report->relax->refusals.empty()) {
+      std::string why;
+      for (const std::string& r : report->relax->refusals) why += "\n  " + r;
+      return FailedPrecondition(path + ": sorun cannot run this Relax export:" + why);
+    }
+    return "OK (Relax export, blob " + std::to_string(report->blob_bytes) + " bytes, xxh64 " + report->checksum.hash +
+           ")";
+  }
   const ElfSymbolData* blob = file.blob();
   if (blob == nullptr) {
     if (!file.ffi_symbols().empty()) {

@@ -3,15 +3,17 @@
 #  - it defines (nm -D --defined-only) only sorun_* functions, the TVM* functions its version script
 #    lists, and the linker's own _init/_fini/_edata/_end/__bss_start: no C++ symbol leaks;
 #  - every function api/sorun_c.h declares is exported, and every exported sorun_* is declared there;
-#  - every TVM* name in the version script is exported and declared in runtime/c_runtime_api.h;
+#  - every TVM* name in the version script is exported and declared in runtime/c_runtime_api.h (the
+#    legacy C ABI) or, for TVMFFI* names, in runtime/ffi_c_api.h (the tvm-ffi functions kernels import);
 #  - it needs at run time only the libraries the header names (readelf -d NEEDED).
-# Usage: exports_test.sh LIBSORUN_SO LIBSORUN_LDS SORUN_C_H C_RUNTIME_API_H
+# Usage: exports_test.sh LIBSORUN_SO LIBSORUN_LDS SORUN_C_H C_RUNTIME_API_H FFI_C_API_H
 set -euo pipefail
 
 lib=$1
 lds=$2
 header=$3
 c_runtime_api=$4
+ffi_c_api=$5
 failed=0
 
 fail() {
@@ -48,8 +50,16 @@ undeclared=$(comm -13 <(echo "$declared") <(echo "$exported_sorun"))
 
 for name in $lds_tvm; do
   grep -qx "$name" <<<"$defined" || fail "$name is in $lds but not exported"
-  grep -qE "TVM_DLL .*\b$name\(" "$c_runtime_api" ||
-    fail "$name is exported but not declared in runtime/c_runtime_api.h"
+  case "$name" in
+    TVMFFI*)
+      grep -qE "SORUN_FFI_DLL .*\b$name\(" "$ffi_c_api" ||
+        fail "$name is exported but not declared in runtime/ffi_c_api.h"
+      ;;
+    *)
+      grep -qE "TVM_DLL .*\b$name\(" "$c_runtime_api" ||
+        fail "$name is exported but not declared in runtime/c_runtime_api.h"
+      ;;
+  esac
 done
 
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

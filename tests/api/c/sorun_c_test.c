@@ -1,7 +1,9 @@
 /* The C API (api/sorun_c.h) from a C program linked against libsorun.so: runs the zoo MLP (one file,
  * three files, copied and zero-copy inputs and outputs, DLPack output) and checks the error paths
  * (NULL arguments, bad path, unknown input, wrong dtype, out-of-range index, option struct sizes, the
- * last-error text). Plain C11, no test framework: CHECK prints what failed and the test exits 1. */
+ * last-error text); then Relax VM exports of TVM 0.27 and 0.16 (testdata/relax: mlp, cnn, legacy_mlp,
+ * dyn_batch with batches 3 and 5), bit-exact against TVM's outputs. Plain C11, no test framework: CHECK prints what
+ * failed and the test exits 1. */
 #include <dlpack/dlpack.h>
 #include <math.h>
 #include <stdint.h>
@@ -59,8 +61,15 @@ static char* Runfile(const char* workspace_relative) {
   return path;
 }
 
-/* Reads `count` little-endian float32 values from a version 1.0 .npy file written by zoo_gen. */
-static void ReadNpyFloats(const char* workspace_relative, float* out, size_t count) {
+/* A float32 .npy file (version 1.0, little-endian, C order): its shape and values. */
+typedef struct Npy {
+  int64_t shape[8];
+  int32_t ndim;
+  size_t count;
+  float* values; /* malloc'ed: NpyFree */
+} Npy;
+
+static Npy ReadNpy(const char* workspace_relative) {
   char* path = Runfile(workspace_relative);
   FILE* f = fopen(path, "rb");
   unsigned char preamble[10];
@@ -76,12 +85,47 @@ static void ReadNpyFloats(const char* workspace_relative, float* out, size_t cou
     exit(1);
   }
   header[header_size] = '\0';
-  if (strstr(header, "'<f4'") == NULL || fread(out, sizeof(float), count, f) != count) {
-    fprintf(stderr, "%s: expected %zu float32 values: %s\n", path, count, header);
+  const char* dims = strstr(header, "'shape': (");
+  if (strstr(header, "'<f4'") == NULL || strstr(header, "'fortran_order': False") == NULL || dims == NULL) {
+    fprintf(stderr, "%s: expected a C-order float32 array: %s\n", path, header);
+    exit(1);
+  }
+  Npy npy;
+  memset(&npy, 0, sizeof(npy));
+  npy.count = 1;
+  for (dims += strlen("'shape': ("); *dims != ')' && npy.ndim < 8;) {
+    char* end = NULL;
+    long long dim = strtoll(dims, &end, 10);
+    if (end == dims) break;
+    npy.shape[npy.ndim++] = dim;
+    npy.count *= (size_t)dim;
+    dims = end;
+    while (*dims == ',' || *dims == ' ') ++dims;
+  }
+  npy.values = malloc(npy.count * sizeof(float) + 1);
+  if (*dims != ')' || fread(npy.values, sizeof(float), npy.count, f) != npy.count) {
+    fprintf(stderr, "%s: expected %zu float32 values: %s\n", path, npy.count, header);
     exit(1);
   }
   fclose(f);
   free(path);
+  return npy;
+}
+
+static void NpyFree(Npy* npy) {
+  free(npy->values);
+  npy->values = NULL;
+}
+
+/* Reads exactly `count` float32 values from a .npy file written by zoo_gen. */
+static void ReadNpyFloats(const char* workspace_relative, float* out, size_t count) {
+  Npy npy = ReadNpy(workspace_relative);
+  if (npy.count != count) {
+    fprintf(stderr, "%s: %zu values, expected %zu\n", workspace_relative, npy.count, count);
+    exit(1);
+  }
+  memcpy(out, npy.values, count * sizeof(float));
+  NpyFree(&npy);
 }
 
 static double MaxError(const float* actual, const float* expected, size_t count) {
@@ -347,6 +391,213 @@ static void TestLoadFiles(void) {
   free(params);
 }
 
+/* ------------------------------------------------------------------ Relax VM exports (TVM 0.16 - 0.27) */
+
+/* Output `index` of the last run is `expected` (same shape, the same bits), through the DLPack view and
+ * through copy_output. */
+static void CheckOutputIs(sorun_executor_t* exec, int32_t index, const Npy* expected, const char* what) {
+  DLManagedTensor* view = NULL;
+  OK_OR_DIE(sorun_executor_get_output(exec, index, &view));
+  const DLTensor* t = &view->dl_tensor;
+  int same_shape = t->ndim == expected->ndim && t->dtype.code == kDLFloat && t->dtype.bits == 32;
+  for (int32_t d = 0; same_shape && d < t->ndim; ++d) same_shape = t->shape[d] == expected->shape[d];
+  if (!same_shape) {
+    fprintf(stderr, "%s: output %d has ndim %d, dims [%lld, %lld], expected [%lld, %lld]\n", what, index, t->ndim,
+            (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 0), (long long)expected->shape[0],
+            (long long)(expected->ndim > 1 ? expected->shape[1] : 0));
+    ++failures;
+    view->deleter(view);
+    return;
+  }
+  const void* values = (const char*)t->data + t->byte_offset;
+  if (memcmp(values, expected->values, expected->count * sizeof(float)) != 0) {
+    fprintf(stderr, "%s: output %d differs from TVM's (max error %g)\n", what, index,
+            MaxError(values, expected->values, expected->count));
+    ++failures;
+  }
+  view->deleter(view);
+
+  float* copied = malloc(expected->count * sizeof(float) + 1);
+  int64_t shape[8];
+  memcpy(shape, expected->shape, sizeof(shape));
+  DLTensor dst = CpuTensor(copied, shape, expected->ndim, kFloat32);
+  OK_OR_DIE(sorun_executor_copy_output(exec, index, &dst));
+  CHECK(memcmp(copied, expected->values, expected->count * sizeof(float)) == 0);
+  free(copied);
+}
+
+/* A static-shape Relax export (testdata/relax/<name>.so, one input "x", one output): the C API reports
+ * main's parameter, runs it, and its output is TVM's, bit for bit. Errors name the input. */
+static void TestRelaxStatic(const char* name) {
+  char file[128];
+  snprintf(file, sizeof(file), "testdata/relax/%s.so", name);
+  char* path = Runfile(file);
+  snprintf(file, sizeof(file), "testdata/relax/%s.input_0.npy", name);
+  Npy x = ReadNpy(file);
+  snprintf(file, sizeof(file), "testdata/relax/%s.output_0.npy", name);
+  Npy y = ReadNpy(file);
+
+  sorun_model_t* model = NULL;
+  OK_OR_DIE(sorun_model_load(path, NULL, &model));
+  int32_t count = -1;
+  OK_OR_DIE(sorun_model_num_inputs(model, &count));
+  CHECK(count == 1);
+  sorun_tensor_info_t info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  OK_OR_DIE(sorun_model_input_info(model, 0, &info));
+  CHECK(strcmp(info.name, "x") == 0 && info.is_param == 0);
+  CHECK(info.ndim == x.ndim && info.shape[0] == x.shape[0] && info.shape[info.ndim - 1] == x.shape[x.ndim - 1]);
+  CHECK(info.dtype.code == kDLFloat && info.dtype.bits == 32);
+  /* The output count is what the bytecode tells before a run: 1, or 0 when it cannot. */
+  OK_OR_DIE(sorun_model_num_outputs(model, &count));
+  CHECK(count == 0 || count == 1);
+
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  DLManagedTensor* view = NULL;
+  CHECK_FAILS(sorun_executor_get_output(exec, 0, &view), SORUN_FAILED_PRECONDITION, "Run the executor first");
+  CHECK_FAILS(sorun_executor_run(exec), SORUN_FAILED_PRECONDITION, "input 'x' is not set");
+  DLTensor in = CpuTensor(x.values, x.shape, x.ndim, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input_by_name(exec, "x", &in));
+  OK_OR_DIE(sorun_executor_run(exec));
+  CheckOutputIs(exec, 0, &y, name);
+  CHECK_FAILS(sorun_executor_get_output(exec, 1, &view), SORUN_OUT_OF_RANGE, "output index 1");
+  int32_t index = -1;
+  OK_OR_DIE(sorun_executor_output_index(exec, "output_0", &index));
+  CHECK(index == 0);
+  CHECK_FAILS(sorun_executor_input_index(exec, "data", &index), SORUN_NOT_FOUND, "main's parameters: x");
+
+  /* Wrong shape and dtype: the input is named, nothing runs with it. */
+  int64_t wrong_dims[4];
+  memcpy(wrong_dims, x.shape, sizeof(wrong_dims));
+  wrong_dims[x.ndim - 1] -= 1;
+  DLTensor wrong = CpuTensor(x.values, wrong_dims, x.ndim, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &wrong), SORUN_INVALID_ARGUMENT, "input 'x'");
+  DLTensor wrong_ndim = CpuTensor(x.values, x.shape, x.ndim - 1, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input_by_name(exec, "x", &wrong_ndim), SORUN_INVALID_ARGUMENT, "input 'x'");
+  DLDataType int32 = {kDLInt, 32, 1};
+  DLTensor wrong_dtype = CpuTensor(x.values, x.shape, x.ndim, int32);
+  CHECK_FAILS(sorun_executor_set_input(exec, 0, &wrong_dtype), SORUN_INVALID_ARGUMENT, "input 'x'");
+  /* A Relax kernel writes into memory the bytecode allocates: no zero-copy outputs. */
+  float sink[64];
+  int64_t sink_shape[2] = {1, 10};
+  DLTensor out = CpuTensor(sink, sink_shape, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_output_zero_copy(exec, 0, &out), SORUN_UNIMPLEMENTED, "Relax");
+
+  /* A zero-copy input (64-byte aligned), on a second executor that shares the constants. */
+  sorun_executor_t* second = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &second));
+  float* aligned = aligned_alloc(64, (x.count * sizeof(float) + 63) / 64 * 64);
+  memcpy(aligned, x.values, x.count * sizeof(float));
+  DLTensor bound = CpuTensor(aligned, x.shape, x.ndim, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input_zero_copy(second, 0, &bound));
+  OK_OR_DIE(sorun_executor_run(second));
+  CheckOutputIs(second, 0, &y, name);
+  sorun_executor_free(second);
+  free(aligned);
+
+  /* The failed calls changed nothing: a second run gives the same bits, also after the model handle is freed. */
+  sorun_model_free(model);
+  OK_OR_DIE(sorun_executor_run(exec));
+  CheckOutputIs(exec, 0, &y, name);
+  sorun_executor_free(exec);
+  NpyFree(&x);
+  NpyFree(&y);
+  free(path);
+}
+
+/* `rows` of `source` (a [n, cols] array) stacked: a new [count(rows), cols] array. */
+static Npy TakeRows(const Npy* source, const int* rows, int count) {
+  Npy out = *source;
+  const size_t cols = source->count / (size_t)source->shape[0];
+  out.shape[0] = count;
+  out.count = (size_t)count * cols;
+  out.values = malloc(out.count * sizeof(float) + 1);
+  for (int r = 0; r < count; ++r)
+    memcpy(out.values + (size_t)r * cols, source->values + (size_t)rows[r] * cols, cols * sizeof(float));
+  return out;
+}
+
+/* dyn_batch.so: x[n, 8] -> (h, softmax(h)), two outputs whose batch follows the input's. The recorded
+ * batch of 3 matches TVM bit for bit; a batch of 5 made of those rows gives those rows' outputs; the
+ * executor goes back to 3 after 5; a wrong inner dimension is refused naming the input. */
+static void TestRelaxDynamicBatch(void) {
+  char* path = Runfile("testdata/relax/dyn_batch.so");
+  Npy x = ReadNpy("testdata/relax/dyn_batch.input_0.npy");
+  Npy y[2] = {ReadNpy("testdata/relax/dyn_batch.output_0.npy"), ReadNpy("testdata/relax/dyn_batch.output_1.npy")};
+  CHECK(x.ndim == 2 && x.shape[0] == 3 && x.shape[1] == 8);
+
+  sorun_model_t* model = NULL;
+  OK_OR_DIE(sorun_model_load(path, NULL, &model));
+  sorun_tensor_info_t info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  OK_OR_DIE(sorun_model_input_info(model, 0, &info));
+  CHECK(strcmp(info.name, "x") == 0);
+  CHECK(info.ndim == 2 && info.shape[0] == -1 && info.shape[1] == 8); /* the batch dimension is dynamic */
+  int32_t count = -1;
+  OK_OR_DIE(sorun_model_num_outputs(model, &count));
+  CHECK(count == 0 || count == 2);
+
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  DLTensor in = CpuTensor(x.values, x.shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input_by_name(exec, "x", &in));
+  OK_OR_DIE(sorun_executor_run(exec));
+  CheckOutputIs(exec, 0, &y[0], "dyn_batch n=3");
+  CheckOutputIs(exec, 1, &y[1], "dyn_batch n=3");
+  DLManagedTensor* view = NULL;
+  CHECK_FAILS(sorun_executor_get_output(exec, 2, &view), SORUN_OUT_OF_RANGE, "output index 2");
+
+  /* Batch 5: rows 2, 0, 1, 2, 0 of the recorded input. Each output row depends on its input row only. */
+  static const int kRows[5] = {2, 0, 1, 2, 0};
+  Npy x5 = TakeRows(&x, kRows, 5);
+  Npy y5[2] = {TakeRows(&y[0], kRows, 5), TakeRows(&y[1], kRows, 5)};
+  in = CpuTensor(x5.values, x5.shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input(exec, 0, &in));
+  OK_OR_DIE(sorun_executor_run(exec));
+  CheckOutputIs(exec, 0, &y5[0], "dyn_batch n=5");
+  CheckOutputIs(exec, 1, &y5[1], "dyn_batch n=5");
+  /* The executor's output info (API 1.1) is the last run's: two outputs of [5, 4]. */
+  int32_t num_outputs = 0;
+  OK_OR_DIE(sorun_executor_num_outputs(exec, &num_outputs));
+  CHECK(num_outputs == 2);
+  sorun_tensor_info_t out_info;
+  OK_OR_DIE(sorun_executor_output_info(exec, 1, &out_info));
+  CHECK(out_info.ndim == 2 && out_info.shape[0] == 5 && out_info.shape[1] == 4);
+  CHECK(strcmp(out_info.name, "output_1") == 0);
+  CHECK_FAILS(sorun_executor_output_info(exec, 2, &out_info), SORUN_OUT_OF_RANGE, "output");
+  /* The last run's shape is [5, 4]: a [3, 4] target is refused. */
+  float small[12];
+  int64_t small_shape[2] = {3, 4};
+  DLTensor small_out = CpuTensor(small, small_shape, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_copy_output(exec, 1, &small_out), SORUN_INVALID_ARGUMENT, "[3, 4]");
+
+  /* Wrong inner dimension (the batch is free, 8 is not). */
+  int64_t wrong_dims[2] = {5, 7};
+  DLTensor wrong = CpuTensor(x5.values, wrong_dims, 2, kFloat32);
+  CHECK_FAILS(sorun_executor_set_input_by_name(exec, "x", &wrong), SORUN_INVALID_ARGUMENT,
+              "input 'x': expected float32[?, 8], got float32[5, 7]");
+
+  /* Back to the recorded batch. */
+  in = CpuTensor(x.values, x.shape, 2, kFloat32);
+  OK_OR_DIE(sorun_executor_set_input(exec, 0, &in));
+  OK_OR_DIE(sorun_executor_run(exec));
+  CheckOutputIs(exec, 0, &y[0], "dyn_batch n=3 after n=5");
+  CheckOutputIs(exec, 1, &y[1], "dyn_batch n=3 after n=5");
+
+  sorun_executor_free(exec);
+  sorun_model_free(model);
+  for (int i = 0; i < 2; ++i) {
+    NpyFree(&y[i]);
+    NpyFree(&y5[i]);
+  }
+  NpyFree(&x);
+  NpyFree(&x5);
+  free(path);
+}
+
 int main(void) {
   ReadNpyFloats("testdata/models/mlp_input.npy", input, kInputSize);
   ReadNpyFloats("testdata/models/mlp_expected.npy", expected, kOutputSize);
@@ -371,6 +622,11 @@ int main(void) {
   sorun_executor_free(exec);
 
   TestLoadFiles();
+
+  TestRelaxStatic("mlp");        /* TVM 0.27 */
+  TestRelaxStatic("cnn");        /* TVM 0.27, 4-d input */
+  TestRelaxStatic("legacy_mlp"); /* TVM 0.16 */
+  TestRelaxDynamicBatch();
 
   if (failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -1,0 +1,531 @@
+#include "relax/vm_executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "runtime/data_type.h"
+#include "runtime/device_api.h"
+#include "runtime/last_error.h"
+
+namespace sorun {
+namespace relax {
+
+namespace {
+
+const VmValue& NullValue() {
+  static const VmValue* v = new VmValue();
+  return *v;
+}
+
+// Rejects concurrent use of one executor (single-threaded by contract).
+class BusyGuard {
+ public:
+  explicit BusyGuard(std::atomic<bool>& busy)
+      : busy_(busy), acquired_(!busy.exchange(true, std::memory_order_acquire)) {}
+  ~BusyGuard() {
+    if (acquired_) busy_.store(false, std::memory_order_release);
+  }
+  Status status() const {
+    return acquired_ ? Status::Ok()
+                     : FailedPrecondition(
+                           "Relax VM executor is being used by another thread; an executor is single-threaded "
+                           "(create one per thread from the model)");
+  }
+
+ private:
+  std::atomic<bool>& busy_;
+  bool acquired_;
+};
+
+#define SORUN_VM_EXCLUSIVE()    \
+  BusyGuard busy_guard_(busy_); \
+  SORUN_RETURN_IF_ERROR(busy_guard_.status())
+
+std::string ShapeText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  return s + "]";
+}
+
+}  // namespace
+
+VmExecutor::~VmExecutor() = default;
+
+StatusOr<std::unique_ptr<VmExecutor>> VmExecutor::Create(ObjectPtr<VmProgram> program, std::vector<DLDevice> devices,
+                                                         std::shared_ptr<ThreadPool> thread_pool) {
+  if (!program) return InvalidArgument("VmExecutor::Create: no program");
+  if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
+  for (const DLDevice& d : devices) SORUN_RETURN_IF_ERROR(CheckDeviceExists(d));
+  std::unique_ptr<VmExecutor> e(new VmExecutor());
+  e->program_ = std::move(program);
+  e->user_devices_ = devices;
+  e->devices_ = devices;
+  if (devices.back().device_type != kDLCPU) e->devices_.push_back(DLDevice{kDLCPU, 0});
+  e->thread_pool_ = std::move(thread_pool);
+  const VmExecutable& exec = e->program_->exec();
+  e->sites_.resize(exec.instructions.size());
+  e->inputs_.resize(static_cast<size_t>(exec.functions[static_cast<size_t>(e->program_->main_function())].num_args));
+  e->owned_input_.assign(e->inputs_.size(), false);
+  e->output_info_ = e->program_->outputs();
+  // Tensor constants live on devices[0] (TVM moves them there at init).
+  if (e->devices_[0].device_type != kDLCPU) {
+    e->device_constants_ = e->program_->constants();
+    for (size_t i = 0; i < e->device_constants_.size(); ++i) {
+      VmValue& v = e->device_constants_[i];
+      if (v.kind() != VmValueKind::kTensor) continue;
+      auto copy = v.tensor().CopyToDevice(e->devices_[0]);
+      if (!copy.ok()) return std::move(copy).status().Annotate("constant " + std::to_string(i));
+      v = VmValue::FromTensor(*copy);
+    }
+  }
+  return e;
+}
+
+int VmExecutor::num_threads() const {
+  return thread_pool_ ? thread_pool_->num_threads() : ThreadPool::Global().num_threads();
+}
+
+int VmExecutor::num_outputs() const {
+  if (!outputs_.empty()) return static_cast<int>(outputs_.size());
+  return static_cast<int>(program_->outputs().size());
+}
+
+StatusOr<int> VmExecutor::GetInputIndex(std::string_view name) const {
+  const auto& infos = program_->inputs();
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (infos[i].name == name) return static_cast<int>(i);
+  }
+  std::string known;
+  for (const auto& info : infos) known += (known.empty() ? "" : ", ") + info.name;
+  return NotFound("no input named '" + std::string(name) + "' (main's parameters: " + known + ")");
+}
+
+StatusOr<int> VmExecutor::GetOutputIndex(std::string_view name) const {
+  const std::string s(name);
+  if (s.rfind("output_", 0) == 0) {
+    try {
+      size_t used = 0;
+      const int i = std::stoi(s.substr(7), &used);
+      if (used == s.size() - 7 && i >= 0 && i < num_outputs()) return i;
+    } catch (const std::exception&) {
+    }
+  }
+  return NotFound("no output named '" + s + "' (a Relax model's outputs are output_0 .. output_" +
+                  std::to_string(num_outputs() - 1) + ")");
+}
+
+Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
+  if (index < 0 || index >= num_inputs()) {
+    return OutOfRange("input index " + std::to_string(index) + " out of range (" + std::to_string(num_inputs()) +
+                      " inputs)");
+  }
+  const TensorInfo& info = program_->inputs()[static_cast<size_t>(index)];
+  const std::string what = "input '" + info.name + "'";
+  SORUN_RETURN_IF_ERROR(CheckDLTensorFields(value, what));
+  if (!IsCompact(value)) return InvalidArgument(what + ": strided tensors are not supported");
+  const bool dtype_ok = !program_->input_dtype_known(index) ||
+                        (value.dtype.code == info.dtype.code && value.dtype.bits == info.dtype.bits &&
+                         value.dtype.lanes == info.dtype.lanes);
+  // A parameter main never checks (params-as-inputs weights) has no dtype or shape to compare.
+  const bool checked = !info.shape.empty() || program_->input_dtype_known(index);
+  if (!checked) return Status::Ok();
+  bool shape_ok = info.shape.empty() || static_cast<size_t>(value.ndim) == info.shape.size();
+  for (size_t d = 0; shape_ok && d < info.shape.size(); ++d) {
+    if (info.shape[d] >= 0 && value.shape[d] != info.shape[d]) shape_ok = false;
+  }
+  if (!dtype_ok || !shape_ok) {
+    return InvalidArgument(what + ": expected " + DTypeToString(info.dtype) + ShapeText(info.shape) + ", got " +
+                           DescribeDLTensor(value));
+  }
+  return Status::Ok();
+}
+
+Status VmExecutor::SetInput(int index, const DLTensor& value) {
+  SORUN_VM_EXCLUSIVE();
+  SORUN_RETURN_IF_ERROR(CheckInput(index, value));
+  VmValue& slot = inputs_[static_cast<size_t>(index)];
+  std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
+  // Reuse the executor's own tensor when it has this shape and dtype (no allocation per request).
+  const bool reuse = owned_input_[static_cast<size_t>(index)] && slot.kind() == VmValueKind::kTensor &&
+                     slot.tensor().shape() == shape && slot.tensor().dtype().code == value.dtype.code &&
+                     slot.tensor().dtype().bits == value.dtype.bits && slot.tensor().dtype().lanes == value.dtype.lanes;
+  if (!reuse) {
+    auto t = Tensor::Empty(shape, value.dtype, devices_[0]);
+    if (!t.ok())
+      return std::move(t).status().Annotate("input '" + program_->inputs()[static_cast<size_t>(index)].name + "'");
+    slot = VmValue::FromTensor(*t);
+    owned_input_[static_cast<size_t>(index)] = true;
+  }
+  return slot.tensor().CopyFrom(value);
+}
+
+Status VmExecutor::SetInput(std::string_view name, const DLTensor& value) {
+  SORUN_ASSIGN_OR_RETURN(int index, GetInputIndex(name));
+  return SetInput(index, value);
+}
+
+Status VmExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
+  SORUN_VM_EXCLUSIVE();
+  SORUN_RETURN_IF_ERROR(CheckInput(index, value));
+  const std::string what = "input '" + program_->inputs()[static_cast<size_t>(index)].name + "'";
+  if (value.device.device_type != devices_[0].device_type || value.device.device_id != devices_[0].device_id) {
+    return InvalidArgument(what + ": zero-copy binding needs a tensor on the executor's first device");
+  }
+  void* data = static_cast<uint8_t*>(value.data) + value.byte_offset;
+  if (value.device.device_type == kDLCPU && reinterpret_cast<uintptr_t>(data) % kAllocAlignment != 0) {
+    return InvalidArgument(what + ": zero-copy binding needs data aligned to " + std::to_string(kAllocAlignment) +
+                           " bytes (TVM's kernels use aligned loads); use SetInput to copy");
+  }
+  std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
+  SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(value.shape, value.ndim, value.dtype));
+  SORUN_ASSIGN_OR_RETURN(Tensor t, Tensor::Wrap(data, nbytes, shape, value.dtype, value.device, std::move(owner)));
+  inputs_[static_cast<size_t>(index)] = VmValue::FromTensor(t);
+  owned_input_[static_cast<size_t>(index)] = false;
+  return Status::Ok();
+}
+
+Status VmExecutor::SetOutputZeroCopy(int, const DLTensor&, ObjectPtr<Object>) {
+  return Unimplemented(
+      "SetOutputZeroCopy: a Relax VM model writes its outputs into memory its bytecode allocates; copy them with "
+      "CopyOutputTo");
+}
+
+StatusOr<Tensor> VmExecutor::GetInput(int index) const {
+  if (index < 0 || index >= num_inputs()) return OutOfRange("input index " + std::to_string(index) + " out of range");
+  const VmValue& v = inputs_[static_cast<size_t>(index)];
+  if (v.kind() != VmValueKind::kTensor) {
+    return FailedPrecondition("input '" + program_->inputs()[static_cast<size_t>(index)].name + "' is not set");
+  }
+  return v.tensor();
+}
+
+StatusOr<Tensor> VmExecutor::GetOutput(int index) const {
+  if (outputs_.empty()) return FailedPrecondition("no outputs yet: Run the executor first");
+  if (index < 0 || index >= static_cast<int>(outputs_.size())) {
+    return OutOfRange("output index " + std::to_string(index) + " out of range (" + std::to_string(outputs_.size()) +
+                      " outputs)");
+  }
+  return outputs_[static_cast<size_t>(index)];
+}
+
+Status VmExecutor::CopyOutputTo(int index, const DLTensor& out) const {
+  SORUN_ASSIGN_OR_RETURN(Tensor t, GetOutput(index));
+  SORUN_RETURN_IF_ERROR(CheckDLTensorFields(out, "CopyOutputTo " + std::to_string(index)));
+  if (out.ndim != t.ndim() || !std::equal(t.shape().begin(), t.shape().end(), out.shape) ||
+      out.dtype.code != t.dtype().code || out.dtype.bits != t.dtype().bits || out.dtype.lanes != t.dtype().lanes) {
+    return InvalidArgument("CopyOutputTo " + std::to_string(index) + ": output is " + t.Describe() + ", target is " +
+                           DescribeDLTensor(out));
+  }
+  return t.CopyTo(out);
+}
+
+Status VmExecutor::Run() {
+  SORUN_VM_EXCLUSIVE();
+  return RunMain();
+}
+
+Status VmExecutor::RunMain() {
+  ThreadPool::Scope pool_scope(thread_pool_.get());
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i].kind() != VmValueKind::kTensor) {
+      return FailedPrecondition("input '" + program_->inputs()[i].name + "' is not set");
+    }
+  }
+  for (auto& site : sites_) {
+    if (site) site->used = 0;
+  }
+  instructions_left_ = kMaxInstructionsPerRun;
+  outputs_.clear();
+  SORUN_ASSIGN_OR_RETURN(VmValue ret,
+                         Invoke(program_->main_function(), inputs_.data(), static_cast<int>(inputs_.size()), 0));
+  Status s = FlattenOutputs(ret, 0);
+  if (!s.ok()) {
+    outputs_.clear();
+    return s;
+  }
+  output_info_.resize(outputs_.size());
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    output_info_[i].name = "output_" + std::to_string(i);
+    output_info_[i].shape = outputs_[i].shape();
+    output_info_[i].dtype = outputs_[i].dtype();
+  }
+  return Status::Ok();
+}
+
+Status VmExecutor::FlattenOutputs(const VmValue& v, int depth) {
+  if (depth > kMaxCallDepth)
+    return Unimplemented("main returns tuples nested deeper than " + std::to_string(kMaxCallDepth));
+  if (v.kind() == VmValueKind::kTensor) {
+    outputs_.push_back(v.tensor());
+    return Status::Ok();
+  }
+  if (v.kind() == VmValueKind::kTuple) {
+    for (const VmValue& f : v.tuple()->fields) SORUN_RETURN_IF_ERROR(FlattenOutputs(f, depth + 1));
+    return Status::Ok();
+  }
+  return Unimplemented("main returned a " + DescribeVmValue(v) + " as output " + std::to_string(outputs_.size()) +
+                       "; sorun returns tensors (and tuples of them)");
+}
+
+const VmValue& VmExecutor::Constant(int64_t index) const {
+  const auto& pool = device_constants_.empty() ? program_->constants() : device_constants_;
+  return pool[static_cast<size_t>(index)];
+}
+
+VmValue VmExecutor::ArgValue(const VmArg& arg, const Frame& frame) const {
+  switch (arg.kind) {
+    case VmArgKind::kRegister:
+      if (arg.value == kVoidRegister) return VmValue();
+      if (arg.value == kVmContextRegister) return VmValue::Context();
+      return frame.regs[static_cast<size_t>(arg.value)];
+    case VmArgKind::kImmediate: return VmValue::Int(arg.value);
+    case VmArgKind::kConstIdx: return Constant(arg.value);
+    case VmArgKind::kFuncIdx: return VmValue::Function(arg.value);
+  }
+  return VmValue();
+}
+
+VmExecutor::SiteCache& VmExecutor::Site(int64_t pc) {
+  auto& site = sites_[static_cast<size_t>(pc)];
+  if (!site) site = std::make_unique<SiteCache>();
+  return *site;
+}
+
+StatusOr<VmValue> VmExecutor::Invoke(int function, const VmValue* args, int num_args, int depth) {
+  const VmExecutable& exec = program_->exec();
+  const VmFunction& fn = exec.functions[static_cast<size_t>(function)];
+  if (depth >= kMaxCallDepth) {
+    return ResourceExhausted("VM call depth exceeds " + std::to_string(kMaxCallDepth) + " (calling '" + fn.name + "')");
+  }
+  if (num_args != fn.num_args) {
+    return InvalidArgument("'" + fn.name + "' takes " + std::to_string(fn.num_args) + " arguments, got " +
+                           std::to_string(num_args));
+  }
+  if (frames_.size() <= static_cast<size_t>(depth)) frames_.push_back(std::make_unique<Frame>());
+  Frame& frame = *frames_[static_cast<size_t>(depth)];
+  frame.function = function;
+  frame.regs.assign(static_cast<size_t>(fn.register_file_size), VmValue());
+  for (int i = 0; i < num_args; ++i) frame.regs[static_cast<size_t>(i)] = args[i];
+  int64_t pc = fn.start_instr;
+  while (true) {
+    if (pc < fn.start_instr || pc >= fn.end_instr) {
+      return Internal("'" + fn.name + "': control left the function at instruction " + std::to_string(pc));
+    }
+    if (--instructions_left_ < 0) {
+      return ResourceExhausted("the run executed more than " + std::to_string(kMaxInstructionsPerRun) +
+                               " VM instructions (in '" + fn.name + "')");
+    }
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+    switch (in.op) {
+      case VmOpcode::kCall: {
+        Status s = ExecCall(function, pc, frame, depth);
+        if (!s.ok()) {
+          return s.Annotate("'" + fn.name + "' instruction " + std::to_string(pc) + " (call " +
+                            program_->callees()[static_cast<size_t>(in.func_index)].name + ")");
+        }
+        ++pc;
+        break;
+      }
+      case VmOpcode::kRet: {
+        VmValue ret = in.reg == kVoidRegister        ? VmValue()
+                      : in.reg == kVmContextRegister ? VmValue::Context()
+                                                     : frame.regs[static_cast<size_t>(in.reg)];
+        frame.regs.clear();  // drop this frame's references now (storage, tensors)
+        return ret;
+      }
+      case VmOpcode::kGoto: pc += in.pc_offset; break;
+      case VmOpcode::kIf: {
+        const VmValue& cond = frame.regs[static_cast<size_t>(in.reg)];
+        if (cond.kind() != VmValueKind::kInt) {
+          return InvalidArgument("'" + fn.name + "' instruction " + std::to_string(pc) + ": if condition is a " +
+                                 DescribeVmValue(cond) + ", not an int (vm.builtin.read_if_cond makes one)");
+        }
+        pc += cond.int_value() != 0 ? 1 : in.pc_offset;
+        break;
+      }
+    }
+  }
+}
+
+Status VmExecutor::ExecCall(int, int64_t pc, Frame& frame, int depth) {
+  const VmInstruction& in = program_->exec().instructions[static_cast<size_t>(pc)];
+  const VmCallee& callee = program_->callees()[static_cast<size_t>(in.func_index)];
+  VmValue result;
+  switch (callee.kind) {
+    case VmCallee::Kind::kFfiKernel:
+    case VmCallee::Kind::kLegacyKernel: {
+      if (!profiling_) {
+        SORUN_RETURN_IF_ERROR(CallKernel(callee, in, frame));
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        SORUN_RETURN_IF_ERROR(CallKernel(callee, in, frame));
+        profile_us_[static_cast<size_t>(pc)] +=
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        ++profile_calls_[static_cast<size_t>(pc)];
+      }
+      break;
+    }
+    case VmCallee::Kind::kBuiltin: {
+      SORUN_ASSIGN_OR_RETURN(result, CallBuiltin(callee, in, pc, frame));
+      break;
+    }
+    case VmCallee::Kind::kVmFunction: {
+      std::vector<VmValue> args;
+      args.reserve(in.args.size());
+      for (const VmArg& a : in.args) args.push_back(ArgValue(a, frame));
+      SORUN_ASSIGN_OR_RETURN(result, Invoke(callee.vm_function, args.data(), static_cast<int>(args.size()), depth + 1));
+      break;
+    }
+  }
+  if (in.dst != kVoidRegister && in.dst != kVmContextRegister)
+    frame.regs[static_cast<size_t>(in.dst)] = std::move(result);
+  return Status::Ok();
+}
+
+Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, Frame& frame) {
+  const size_t n = in.args.size();
+  if (callee.kind == VmCallee::Kind::kFfiKernel) {
+    ffi_args_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const VmArg& a = in.args[i];
+      TVMFFIAny& out = ffi_args_[i];
+      if (a.kind == VmArgKind::kImmediate) {
+        out = FfiInt(a.value);
+        continue;
+      }
+      const VmValue& v = a.kind == VmArgKind::kConstIdx ? Constant(a.value)
+                         : a.kind == VmArgKind::kRegister && a.value < kVoidRegister
+                             ? frame.regs[static_cast<size_t>(a.value)]
+                             : NullValue();
+      if (a.kind == VmArgKind::kFuncIdx || (a.kind == VmArgKind::kRegister && a.value == kVmContextRegister)) {
+        return InvalidArgument("kernel argument " + std::to_string(i) + " is a function or the VM context");
+      }
+      switch (v.kind()) {
+        case VmValueKind::kNull: out = FfiNone(); break;
+        case VmValueKind::kInt: out = FfiInt(v.int_value()); break;
+        case VmValueKind::kFloat: out = FfiFloat(v.float_value()); break;
+        case VmValueKind::kTensor: out = FfiDLTensor(v.tensor_node()); break;
+        case VmValueKind::kDataType:
+          out = FfiNone();
+          out.type_index = kTVMFFIDataType;
+          out.v_dtype = v.dtype();
+          break;
+        default:
+          return InvalidArgument("kernel argument " + std::to_string(i) + " is a " + DescribeVmValue(v) +
+                                 " (kernels take tensors and scalars)");
+      }
+    }
+    return callee.ffi.Call(ffi_args_.data(), static_cast<int32_t>(n));
+  }
+  legacy_values_.resize(n);
+  legacy_codes_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const VmArg& a = in.args[i];
+    TVMValue& value = legacy_values_[i];
+    int& code = legacy_codes_[i];
+    if (a.kind == VmArgKind::kImmediate) {
+      value.v_int64 = a.value;
+      code = kTVMArgInt;
+      continue;
+    }
+    if (a.kind == VmArgKind::kFuncIdx || (a.kind == VmArgKind::kRegister && a.value == kVmContextRegister)) {
+      return InvalidArgument("kernel argument " + std::to_string(i) + " is a function or the VM context");
+    }
+    const VmValue& v = a.kind == VmArgKind::kConstIdx ? Constant(a.value)
+                       : a.kind == VmArgKind::kRegister && a.value < kVoidRegister
+                           ? frame.regs[static_cast<size_t>(a.value)]
+                           : NullValue();
+    switch (v.kind()) {
+      case VmValueKind::kNull:
+        value.v_handle = nullptr;
+        code = kTVMNullptr;
+        break;
+      case VmValueKind::kInt:
+        value.v_int64 = v.int_value();
+        code = kTVMArgInt;
+        break;
+      case VmValueKind::kFloat:
+        value.v_float64 = v.float_value();
+        code = kTVMArgFloat;
+        break;
+      case VmValueKind::kTensor:
+        value.v_handle = static_cast<DLTensor*>(v.tensor_node());
+        code = kTVMDLTensorHandle;
+        break;
+      case VmValueKind::kDataType:
+        value.v_type = v.dtype();
+        code = kTVMDataType;
+        break;
+      default:
+        return InvalidArgument("kernel argument " + std::to_string(i) + " is a " + DescribeVmValue(v) +
+                               " (kernels take tensors and scalars)");
+    }
+  }
+  TVMValue ret;
+  ret.v_handle = nullptr;
+  int ret_code = kTVMNullptr;
+  const int rc =
+      callee.legacy(legacy_values_.data(), legacy_codes_.data(), static_cast<int>(n), &ret, &ret_code, nullptr);
+  if (rc != 0) return KernelError(callee.name, rc);
+  return Status::Ok();
+}
+
+Status VmExecutor::Warmup() {
+  SORUN_VM_EXCLUSIVE();
+  // Touch every page of the constants used in place (the first run would fault them in).
+  volatile uint8_t sink = 0;
+  for (const VmValue& v : program_->constants()) {
+    if (v.kind() != VmValueKind::kTensor || !v.tensor_node()->read_only) continue;
+    const uint8_t* p = static_cast<const uint8_t*>(v.tensor().data());
+    const uint64_t n = v.tensor().nbytes();
+    for (uint64_t off = 0; off < n; off += 4096) sink = sink + p[off];
+  }
+  (void)sink;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<NodeProfile>> VmExecutor::Profile(int repeat) {
+  SORUN_VM_EXCLUSIVE();
+  if (repeat < 1) return InvalidArgument("Profile: repeat must be >= 1");
+  const size_t n = program_->exec().instructions.size();
+  profile_us_.assign(n, 0.0);
+  profile_calls_.assign(n, 0);
+  profiling_ = true;
+  Status s;
+  for (int r = 0; r < repeat && s.ok(); ++r) s = RunMain();
+  profiling_ = false;
+  SORUN_RETURN_IF_ERROR(s);
+  std::vector<NodeProfile> out;
+  for (size_t pc = 0; pc < n; ++pc) {
+    if (profile_calls_[pc] == 0) continue;
+    NodeProfile p;
+    p.node_id = static_cast<uint32_t>(pc);
+    const VmCallee& c = program_->callees()[static_cast<size_t>(program_->exec().instructions[pc].func_index)];
+    p.name = "instr_" + std::to_string(pc);
+    p.func_name = c.name;
+    p.mean_us = profile_us_[pc] / static_cast<double>(profile_calls_[pc]);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Status VmExecutor::LoadParams(std::string_view) {
+  return Unimplemented(
+      "LoadParams: a Relax VM export keeps its weights as constants of the executable (params-as-inputs models take "
+      "them as inputs: SetInput)");
+}
+
+std::vector<DeviceMemory> VmExecutor::Memory() const {
+  std::vector<DeviceMemory> out;
+  DeviceMemory m;
+  m.device = devices_[0];
+  m.weight_bytes = program_->constant_bytes_in_place() + program_->constant_bytes_copied();
+  m.activation_bytes = storage_bytes_;
+  out.push_back(m);
+  return out;
+}
+
+}  // namespace relax
+}  // namespace sorun

@@ -1,0 +1,137 @@
+// VmExecutor: runs `main` of a Relax VM program (relax/vm_program.h) — TVM's relax.VirtualMachine for
+// bytecode exports, with sorun's contracts:
+//   - registers and frames per executor; Call / Ret / Goto / If; VM->VM calls push a frame (depth
+//     capped at kMaxCallDepth) and a run executes at most kMaxInstructionsPerRun instructions, so no
+//     bytecode can recurse or loop without end (a Status, never a hang);
+//   - devices: the caller's list with the CPU appended when the last is not a CPU (TVM's rule);
+//     alloc_storage's device index -1 is that host device; tensor constants are used from the shared
+//     program on the CPU and copied once per executor to a non-CPU devices[0];
+//   - memory: every alloc_storage / alloc_tensor / reshape / alloc_shape_heap call site keeps what it
+//     made (per call site and occurrence within a run) and reuses it on the next run when it fits, so
+//     a static-shape model allocates nothing after its first run;
+//   - inputs = main's parameters (copied into executor-owned, 64-byte aligned tensors by SetInput, or
+//     bound zero-copy), checked against main's leading checks with a message naming the input;
+//     outputs = main's return value flattened depth-first; they view executor memory and are valid
+//     until the next Run (as the graph executor's).
+// The method set mirrors GraphExecutor's so api/ drives both the same way. Single-threaded: one
+// executor per thread (concurrent use is refused with FailedPrecondition); kernels' parallel loops use
+// the executor's thread pool (null: the process pool).
+#ifndef SORUN_RELAX_VM_EXECUTOR_H_
+#define SORUN_RELAX_VM_EXECUTOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/executor_types.h"
+#include "base/status.h"
+#include "relax/vm_program.h"
+#include "relax/vm_value.h"
+#include "runtime/ffi_c_api.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace sorun {
+namespace relax {
+
+inline constexpr int kMaxCallDepth = 256;
+inline constexpr int64_t kMaxInstructionsPerRun = int64_t{1} << 26;
+inline constexpr int64_t kMaxShapeHeap = int64_t{1} << 20;
+
+class VmExecutor {
+ public:
+  static StatusOr<std::unique_ptr<VmExecutor>> Create(ObjectPtr<VmProgram> program, std::vector<DLDevice> devices,
+                                                      std::shared_ptr<ThreadPool> thread_pool = nullptr);
+  ~VmExecutor();
+
+  const VmProgram& program() const { return *program_; }
+  // The caller's devices (without the appended host device).
+  const std::vector<DLDevice>& devices() const { return user_devices_; }
+  int num_threads() const;
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Outputs of the last run; before the first run, the count the bytecode tells (0 if it cannot).
+  int num_outputs() const;
+  // The outputs' names, dtypes and shapes: main's static description (relax/vm_program.h, -1 for dims
+  // computed at run time) until the first run, then those of the last run's outputs.
+  const std::vector<TensorInfo>& output_info() const { return output_info_; }
+  StatusOr<int> GetInputIndex(std::string_view name) const;
+  StatusOr<int> GetOutputIndex(std::string_view name) const;
+
+  Status SetInput(int index, const DLTensor& value);
+  Status SetInput(std::string_view name, const DLTensor& value);
+  // Binds the caller's memory (64-byte aligned, compact, on devices[0]); `owner` keeps it alive.
+  Status SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner = nullptr);
+  // Unimplemented: a Relax kernel writes into memory the bytecode allocates.
+  Status SetOutputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner = nullptr);
+  StatusOr<Tensor> GetInput(int index) const;
+  StatusOr<Tensor> GetOutput(int index) const;
+  Status CopyOutputTo(int index, const DLTensor& out) const;
+
+  Status Run();
+  // Faults in the constants used in place (as the graph executor does with its weights).
+  Status Warmup();
+  // Runs `repeat` times and returns the mean time of every kernel call site (node_id = instruction).
+  StatusOr<std::vector<NodeProfile>> Profile(int repeat);
+  // Unimplemented: a Relax export's weights are constants of the executable.
+  Status LoadParams(std::string_view params_bytes);
+  std::vector<DeviceMemory> Memory() const;
+
+ private:
+  // One activation of a vm function: its register file (reused across calls at the same depth).
+  struct Frame {
+    int function = -1;
+    std::vector<VmValue> regs;
+  };
+  // What one builtin call site made, per occurrence within a run (a site inside a VM function called
+  // twice in one run needs two live results).
+  struct SiteCache {
+    std::vector<VmValue> made;
+    size_t used = 0;  // occurrences so far in this run
+  };
+  VmExecutor() = default;
+  Status Busy() const;
+  Status RunMain();
+  StatusOr<VmValue> Invoke(int function, const VmValue* args, int num_args, int depth);
+  Status ExecCall(int function, int64_t pc, Frame& frame, int depth);
+  Status CallKernel(const VmCallee& callee, const VmInstruction& in, Frame& frame);
+  StatusOr<VmValue> CallBuiltin(const VmCallee& callee, const VmInstruction& in, int64_t pc, Frame& frame);
+  VmValue ArgValue(const VmArg& arg, const Frame& frame) const;
+  const VmValue& Constant(int64_t index) const;
+  Status CheckInput(int index, const DLTensor& value) const;
+  Status FlattenOutputs(const VmValue& v, int depth);
+  // Per call site (pc) caches of what a builtin made, one entry per occurrence within a run.
+  SiteCache& Site(int64_t pc);
+
+  ObjectPtr<VmProgram> program_;
+  std::vector<DLDevice> user_devices_;
+  std::vector<DLDevice> devices_;  // user_devices_ + host
+  std::shared_ptr<ThreadPool> thread_pool_;
+  std::vector<VmValue> device_constants_;  // constants on a non-CPU devices[0] (empty on the CPU)
+  std::vector<VmValue> inputs_;
+  std::vector<bool> owned_input_;  // inputs_[i] is this executor's tensor (SetInput), not a caller's
+  std::vector<Tensor> outputs_;
+  std::vector<TensorInfo> output_info_;
+  std::vector<std::unique_ptr<Frame>> frames_;     // frames_[depth], reused
+  std::vector<std::unique_ptr<SiteCache>> sites_;  // by pc
+  std::vector<VmValue> builtin_args_;
+  std::vector<TVMFFIAny> ffi_args_;
+  std::vector<TVMValue> legacy_values_;
+  std::vector<int> legacy_codes_;
+  int64_t instructions_left_ = 0;
+  uint64_t storage_bytes_ = 0;
+  // Profiling: accumulated time per pc while profiling_.
+  bool profiling_ = false;
+  std::vector<double> profile_us_;
+  std::vector<int64_t> profile_calls_;
+  mutable std::atomic<bool> busy_{false};
+};
+
+}  // namespace relax
+}  // namespace sorun
+
+#endif  // SORUN_RELAX_VM_EXECUTOR_H_

@@ -1,0 +1,116 @@
+// VmProgram: the immutable, shared half of a loaded Relax VM model — one per model, used by every
+// executor made from it (relax/vm_executor.h):
+//   - the validated executable (relax/vm_executable.h), kept alive with the bytes it borrows;
+//   - the function table resolved once, at creation, as TVM's VM does at init: each entry is a VM
+//     function, a builtin sorun implements, or a kernel of the model's kernel library (tvm-ffi
+//     `__tvm_ffi_<name>` for TVM 0.21+ exports, the legacy packed C function for 0.16 - 0.20), under
+//     the kernel rule (runtime/library_module.h); anything else is an error naming it;
+//   - the constant pool as VM values: tensors used in place (read-only) when their data is 64-byte
+//     aligned in memory, else copied ONCE into aligned memory (TVM's kernels fault on unaligned data,
+//     RELAX_FORMAT.md 4.2); shapes, strings and scalars decoded once;
+//   - main's signature: inputs (names, dtype, static dims from its leading checks) and outputs (the
+//     flattened return value, described by a static walk of main where the bytecode allows).
+// Immutable after Create; thread-safe to share.
+#ifndef SORUN_RELAX_VM_PROGRAM_H_
+#define SORUN_RELAX_VM_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/executor_types.h"
+#include "base/object.h"
+#include "base/status.h"
+#include "relax/vm_executable.h"
+#include "relax/vm_value.h"
+#include "runtime/c_runtime_api.h"
+#include "runtime/ffi_function.h"
+#include "runtime/module.h"
+
+namespace sorun {
+namespace relax {
+
+// The builtins the VM implements (vm_disassembler.h's SupportedBuiltins, one enumerator each).
+enum class Builtin : uint8_t {
+  kCheckTensorInfo,
+  kMatchShape,
+  kAllocStorage,
+  kAllocTensor,
+  kNullValue,
+  kReshape,
+  kMakeTuple,
+  kTupleGetItem,
+  kCopy,
+  kReadIfCond,
+  kCheckShapeInfo,
+  kCheckPrimValueInfo,
+  kCheckTupleInfo,
+  kCheckFuncInfo,
+  kAllocShapeHeap,
+  kMakeShape,
+};
+
+// The calling convention of the kernel library's kernels.
+enum class KernelAbi { kLegacyPacked, kFfi };
+
+// One resolved function-table entry.
+struct VmCallee {
+  enum class Kind : uint8_t { kVmFunction, kBuiltin, kFfiKernel, kLegacyKernel };
+  Kind kind = Kind::kBuiltin;
+  std::string name;
+  int vm_function = -1;                    // kVmFunction: index into exec().functions
+  Builtin builtin = Builtin::kNullValue;   // kBuiltin
+  FfiKernel ffi;                           // kFfiKernel
+  TVMBackendPackedCFunc legacy = nullptr;  // kLegacyKernel
+};
+
+class VmProgram : public Object {
+ public:
+  // `exec` (validated) and the bytes it borrows are kept alive by `keep_alive`; kernels come from
+  // `kernel_library` (a LibraryModuleNode) with `abi`. `path` names the model in errors.
+  static StatusOr<ObjectPtr<VmProgram>> Create(std::shared_ptr<const VmExecutable> exec, ObjectPtr<Object> keep_alive,
+                                               Module kernel_library, KernelAbi abi, std::string path);
+
+  const VmExecutable& exec() const { return *exec_; }
+  const std::vector<VmCallee>& callees() const { return callees_; }
+  const std::vector<VmValue>& constants() const { return constants_; }
+  const Module& kernel_library() const { return kernel_library_; }
+  KernelAbi abi() const { return abi_; }
+  const std::string& path() const { return path_; }
+  int main_function() const { return main_; }
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  // False for a parameter main never checks (its dtype in inputs() is a placeholder).
+  bool input_dtype_known(int index) const { return input_dtype_known_[static_cast<size_t>(index)]; }
+  // Outputs as far as the bytecode says (dims -1 where computed at run time); empty when unknown.
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  uint64_t constant_bytes_in_place() const { return in_place_bytes_; }
+  uint64_t constant_bytes_copied() const { return copied_bytes_; }
+  int constants_copied() const { return copied_count_; }
+
+ private:
+  VmProgram() = default;
+  Status ResolveCallees();
+  Status MakeConstants();
+  Status CheckMemoryScopes() const;
+
+  std::shared_ptr<const VmExecutable> exec_;
+  ObjectPtr<Object> keep_alive_;
+  Module kernel_library_;
+  KernelAbi abi_ = KernelAbi::kFfi;
+  std::string path_;
+  int main_ = -1;
+  std::vector<VmCallee> callees_;
+  std::vector<VmValue> constants_;
+  std::vector<TensorInfo> inputs_;
+  std::vector<bool> input_dtype_known_;
+  std::vector<TensorInfo> outputs_;
+  uint64_t in_place_bytes_ = 0;
+  uint64_t copied_bytes_ = 0;
+  int copied_count_ = 0;
+};
+
+}  // namespace relax
+}  // namespace sorun
+
+#endif  // SORUN_RELAX_VM_PROGRAM_H_

@@ -1,0 +1,304 @@
+// The Relax VM end to end on real TVM exports (testdata/relax: TVM 0.27 tvm-ffi exports and a TVM
+// 0.16 legacy one, with TVM's own outputs): sorun::Model::Load -> NewExecutor -> SetInput/Run/GetOutput
+// must give TVM's outputs bit for bit; the program places constants as documented; repeated runs
+// allocate nothing new; bad inputs and concurrent misuse are refused with messages.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/model_loading.h"
+#include "api/sorun.h"
+#include "packer/relax_pack.h"
+#include "relax/relax_module.h"
+#include "relax/vm_executor.h"
+#include "tests/relax/relax_fixtures.h"
+#include "tests/util/status_matchers.h"
+#include "tests/util/test_util.h"
+#include "tools/npy.h"
+
+// Heap allocations of this test binary (every operator new), to show that a static model's steady
+// state allocates nothing.
+std::atomic<int64_t> g_allocations{0};
+
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace sorun {
+namespace {
+
+std::string Fixture(const std::string& file) { return testing::Runfile("testdata/relax/" + file); }
+
+Tensor ReadNpy(const std::string& file) {
+  auto t = ReadNpyFile(Fixture(file));
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.ok() ? *t : Tensor();
+}
+
+bool SameBytes(const NDArray& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.data(), b.data(), b.nbytes()) == 0;
+}
+
+struct Case {
+  std::string model;
+  int outputs;
+};
+
+class RelaxModelTest : public ::testing::TestWithParam<Case> {};
+
+// Every fixture: TVM's outputs, bit for bit, through the public API (twice: the second run reuses
+// the first run's memory).
+TEST_P(RelaxModelTest, MatchesTvmBitForBit) {
+  const Case& c = GetParam();
+  auto model = Model::Load(Fixture(c.model + ".so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].name, "x");
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  Tensor input = ReadNpy(c.model + ".input_0.npy");
+  for (int run = 0; run < 2; ++run) {
+    auto outputs = exec->Run({{"x", input.dl()}});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+    ASSERT_EQ(static_cast<int>(outputs->size()), c.outputs);
+    for (int k = 0; k < c.outputs; ++k) {
+      Tensor expected = ReadNpy(c.model + ".output_" + std::to_string(k) + ".npy");
+      EXPECT_TRUE(SameBytes((*outputs)[static_cast<size_t>(k)], expected))
+          << c.model << " output " << k << " run " << run;
+    }
+  }
+  ASSERT_EQ(static_cast<int>(exec->outputs().size()), c.outputs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, RelaxModelTest,
+                         ::testing::Values(Case{"mlp", 1}, Case{"cnn", 1}, Case{"dyn_batch", 2}, Case{"tir_par", 1},
+                                           Case{"legacy_mlp", 1}),
+                         [](const auto& info) { return info.param.model; });
+
+StatusOr<ObjectPtr<relax::VmProgram>> ProgramOf(const std::string& path) {
+  SORUN_ASSIGN_OR_RETURN(Module root, sorun::Load(path));
+  relax::RelaxExecutableModule* vm = relax::AsRelaxExecutable(root);
+  if (vm == nullptr) return InvalidArgument(path + " is not a Relax export");
+  return vm->Program(path);
+}
+
+TEST(RelaxVmTest, SignatureFromTheBytecode) {
+  auto model = Model::Load(Fixture("dyn_batch.so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].shape, (std::vector<int64_t>{-1, 8}));
+  ASSERT_EQ(model->outputs().size(), 2u);  // the tuple, flattened
+  EXPECT_EQ(model->outputs()[0].shape, (std::vector<int64_t>{-1, 4}));
+  auto mlp = Model::Load(Fixture("mlp.so"));
+  ASSERT_TRUE(mlp.ok());
+  ASSERT_EQ(mlp->outputs().size(), 1u);
+  EXPECT_EQ(mlp->outputs()[0].shape, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(DataTypeName(mlp->outputs()[0].dtype), "float32");
+}
+
+// TVM writes constants at arbitrary offsets: sorun copies the unaligned ones once; after `sorun pack`
+// (which realigns them) every constant is used in place.
+TEST(RelaxVmTest, ConstantsCopiedWhenUnalignedAndInPlaceAfterPack) {
+  auto original = ProgramOf(Fixture("mlp.so"));
+  ASSERT_TRUE(original.ok()) << original.status().ToString();
+  EXPECT_EQ((*original)->constants_copied(), 4);
+  EXPECT_EQ((*original)->constant_bytes_in_place(), 0u);
+
+  const std::string packed = testing::MakeTempDir("relax_vm") + "/mlp_packed.so";
+  auto report = relax::PackRelaxLibrary(Fixture("mlp.so"), packed);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto program = ProgramOf(packed);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->constants_copied(), 0);
+  EXPECT_EQ((*program)->constant_bytes_in_place(), (16 * 32 + 32 + 32 * 10 + 10) * 4u);
+
+  // In-place constants sit on copy-on-write pages: a write (what a crafted executable could make a
+  // kernel do) copies the page for this process instead of faulting, and the file is untouched.
+  const std::string before = testing::ReadFileOrDie(packed);
+  for (const relax::VmValue& c : (*program)->constants()) {
+    if (c.kind() != relax::VmValueKind::kTensor) continue;
+    EXPECT_TRUE(c.tensor().read_only());
+    std::memset(c.tensor().data(), 0x7f, 4);  // no SIGSEGV
+  }
+  EXPECT_EQ(testing::ReadFileOrDie(packed), before);
+
+  // The packed model still gives TVM's outputs, reading its weights from the mapped file.
+  // (A second copy of the file: the first one's constants were just overwritten in this process.)
+  const std::string packed2 = testing::MakeTempDir("relax_vm") + "/mlp_packed2.so";
+  ASSERT_TRUE(relax::PackRelaxLibrary(Fixture("mlp.so"), packed2).ok());
+  auto model = Model::Load(packed2);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok());
+  Tensor input = ReadNpy("mlp.input_0.npy");
+  auto outputs = exec->Run({{"x", input.dl()}});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("mlp.output_0.npy")));
+}
+
+// Static shapes: the second and later runs allocate no storage and return outputs in the same memory.
+TEST(RelaxVmTest, SteadyStateReusesMemory) {
+  auto program = ProgramOf(Fixture("cnn.so"));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto exec = relax::VmExecutor::Create(*program, {DLDevice{kDLCPU, 0}});
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  Tensor input = ReadNpy("cnn.input_0.npy");
+  ASSERT_TRUE((*exec)->SetInput(0, *input.dl()).ok());
+  ASSERT_TRUE((*exec)->Run().ok());
+  auto first = (*exec)->GetOutput(0);
+  ASSERT_TRUE(first.ok());
+  const void* data = first->data();
+  const uint64_t storage = (*exec)->Memory()[0].activation_bytes;
+  EXPECT_GT(storage, 0u);
+  auto bound = (*exec)->GetInput(0);
+  ASSERT_TRUE(bound.ok());
+  const void* input_data = bound->data();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*exec)->SetInput(0, *input.dl()).ok());  // copied into the same executor-owned tensor
+    ASSERT_TRUE((*exec)->Run().ok());
+  }
+  EXPECT_EQ((*exec)->GetInput(0)->data(), input_data);
+
+  // No heap allocation at all in a steady-state run (registers, storage, views, kernel arguments reused).
+  const int64_t before = g_allocations.load();
+  for (int i = 0; i < 5; ++i) {
+    if (!(*exec)->Run().ok()) break;
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  auto later = (*exec)->GetOutput(0);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->data(), data);
+  EXPECT_EQ((*exec)->Memory()[0].activation_bytes, storage);
+}
+
+TEST(RelaxVmTest, BadInputsNameTheInput) {
+  auto model = Model::Load(Fixture("mlp.so"));
+  ASSERT_TRUE(model.ok());
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok());
+  auto wrong_shape = NDArray::Empty({1, 17}, DLDataType{kDLFloat, 32, 1});
+  ASSERT_TRUE(wrong_shape.ok());
+  EXPECT_ERROR(exec->SetInput("x", wrong_shape->dl()), StatusCode::kInvalidArgument, "input 'x'", "[1, 16]");
+  auto wrong_dtype = NDArray::Empty({1, 16}, DLDataType{kDLInt, 32, 1});
+  ASSERT_TRUE(wrong_dtype.ok());
+  EXPECT_ERROR(exec->SetInput(0, wrong_dtype->dl()), StatusCode::kInvalidArgument, "input 'x'", "float32");
+  EXPECT_ERROR(exec->SetInput("y", wrong_dtype->dl()), StatusCode::kNotFound, "no input named 'y'", "x");
+  EXPECT_ERROR(exec->Run(), StatusCode::kFailedPrecondition, "input 'x' is not set");
+  EXPECT_ERROR(exec->GetOutput(0).status(), StatusCode::kFailedPrecondition, "Run");
+  // A dynamic dimension takes any size; the static one is still checked.
+  auto dyn = Model::Load(Fixture("dyn_batch.so"));
+  ASSERT_TRUE(dyn.ok());
+  auto dyn_exec = dyn->NewExecutor();
+  ASSERT_TRUE(dyn_exec.ok());
+  auto batch5 = NDArray::Empty({5, 8}, DLDataType{kDLFloat, 32, 1});
+  ASSERT_TRUE(batch5.ok());
+  std::memset(batch5->data(), 0, batch5->nbytes());
+  auto out = dyn_exec->Run({{"x", &batch5->dl()}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{5, 4}));
+  auto bad_width = NDArray::Empty({5, 9}, DLDataType{kDLFloat, 32, 1});
+  ASSERT_TRUE(bad_width.ok());
+  EXPECT_ERROR(dyn_exec->SetInput("x", bad_width->dl()), StatusCode::kInvalidArgument, "input 'x'", "[?, 8]");
+}
+
+// Executors of one model run concurrently (one per thread), sharing the program's constants.
+TEST(RelaxVmTest, ExecutorsOfOneModelRunInParallel) {
+  auto model = Model::Load(Fixture("cnn.so"));
+  ASSERT_TRUE(model.ok());
+  Tensor input = ReadNpy("cnn.input_0.npy");
+  Tensor expected = ReadNpy("cnn.output_0.npy");
+  std::vector<std::thread> threads;
+  std::vector<int> good(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto exec = model->NewExecutor();
+      if (!exec.ok()) return;
+      for (int i = 0; i < 20; ++i) {
+        auto out = exec->Run({{"x", input.dl()}});
+        if (out.ok() && SameBytes((*out)[0], expected)) ++good[static_cast<size_t>(t)];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(good[static_cast<size_t>(t)], 20) << "thread " << t;
+}
+
+TEST(RelaxVmTest, ZeroCopyInputNeedsAlignment) {
+  auto model = Model::Load(Fixture("mlp.so"));
+  ASSERT_TRUE(model.ok());
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok());
+  std::vector<float> buffer(16 + 64);
+  DLTensor t{};
+  int64_t shape[2] = {1, 16};
+  t.data = reinterpret_cast<uint8_t*>(buffer.data()) + 4 - (reinterpret_cast<uintptr_t>(buffer.data()) % 64) + 64;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  EXPECT_ERROR(exec->SetInputZeroCopy("x", t), StatusCode::kInvalidArgument, "aligned to 64 bytes");
+  Tensor input = ReadNpy("mlp.input_0.npy");  // sorun's npy reader allocates 64-byte aligned
+  ASSERT_TRUE(exec->SetInputZeroCopy("x", *input.dl()).ok());
+  ASSERT_TRUE(exec->Run().ok());
+  auto out = exec->GetOutput(0);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(SameBytes(*out, ReadNpy("mlp.output_0.npy")));
+}
+
+TEST(RelaxVmTest, ProfileNamesKernels) {
+  auto model = Model::Load(Fixture("mlp.so"));
+  ASSERT_TRUE(model.ok());
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok());
+  Tensor input = ReadNpy("mlp.input_0.npy");
+  ASSERT_TRUE(exec->SetInput("x", *input.dl()).ok());
+  auto profile = exec->Profile(2);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  std::vector<std::string> kernels;
+  for (const NodeProfile& p : *profile) kernels.push_back(p.func_name);
+  EXPECT_EQ(kernels, (std::vector<std::string>{"matmul", "add", "relu", "matmul1", "add1"}));
+}
+
+// Found by relax_vm_fuzzer (fuzz/README.md): the executable is data, so numbers in its bytecode that size
+// something are bounded before use. check_tensor_info's ndim immediate sized main's input description
+// (a 2^40-element vector: an allocation far beyond memory) before this was checked.
+TEST(RelaxVmTest, FuzzFindingsAreStatuses) {
+  auto mlp = ProgramOf(Fixture("mlp.so"));
+  ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
+  namespace t = relax::testing;
+  t::FixtureExecutable e;
+  e.functions = {{1, "main", 0, 2, 1, 2, {"x"}}, {0, "vm.builtin.check_tensor_info"}};
+  e.AddDataType(kDLFloat, 32);
+  e.AddString("ErrorContext(param=x)");
+  e.instructions = {{1, t::kVoid, 1, 4, t::Reg(0), t::Imm(int64_t{1} << 40), t::Const(0), t::Const(1)}, {2, 0}};
+  const std::string bytes = e.Serialize();
+  auto exec = relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                       relax::ConstantTagDialect::kFfiTypeIndex);
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  auto program = relax::VmProgram::Create(std::make_shared<const relax::VmExecutable>(std::move(*exec)), nullptr,
+                                          (*mlp)->kernel_library(), relax::KernelAbi::kFfi, "ndim.so");
+  EXPECT_ERROR(program.status(), StatusCode::kDataLoss, "ndim.so", "parameter 'x'", "1099511627776 dimensions");
+
+  // An instruction outside every function (it indexed callee 99 of 2 while the program checked memory
+  // scopes) is refused by the validator: an executable holds function code only.
+  e.functions = {{1, "main", 0, 1, 1, 2, {"x"}}, {0, "vm.builtin.check_tensor_info"}};
+  e.instructions = {{2, 0}, {1, t::kVoid, 99, 1, t::Const(77)}};
+  const std::string dead = e.Serialize();
+  exec = relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(dead.data()), dead.size(),
+                                  relax::ConstantTagDialect::kFfiTypeIndex);
+  EXPECT_ERROR(exec.status(), StatusCode::kDataLoss, "instruction 1", "lies in no vm function");
+}
+
+}  // namespace
+}  // namespace sorun

@@ -1,0 +1,179 @@
+"""Relax VM exports of TVM 0.27 (testdata/relax: mlp, cnn, dyn_batch) served by Triton with the sorun
+backend, over HTTP and gRPC, with an explicit config.pbtxt and with auto-complete. Outputs are
+bit-identical to TVM's (the .npy references) and to `sorun run`. dyn_batch (x[n, 8] -> a tuple of two
+[n, 4] tensors) has a dynamic batch dimension: the backend serves it as Triton's batch dimension
+(max_batch_size > 0, dims without it) and runs Triton's whole batch in one run; max_batch_size: 0 with
+dims [-1, 8] is refused with a message saying so. The bytecode of these exports does not tell main's
+outputs, so the backend learns them (output_0, output_1...) by running the model at load."""
+import concurrent.futures
+import os
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+
+from conftest import ROOT, TritonServer, add_model, sorun_run
+
+RELAX_DIR = os.path.join(ROOT, "testdata", "relax")
+STATIC = ["mlp", "cnn"]
+
+
+def relax_file(name, suffix=".so"):
+    path = os.path.join(RELAX_DIR, name + suffix)
+    assert os.path.exists(path), "missing fixture %s" % path
+    return path
+
+
+def reference(name):
+    """(input x, [TVM's outputs]) of testdata/relax/<name>."""
+    x = np.load(relax_file(name, ".input_0.npy"))
+    outputs = []
+    while os.path.exists(os.path.join(RELAX_DIR, "%s.output_%d.npy" % (name, len(outputs)))):
+        outputs.append(np.load(os.path.join(RELAX_DIR, "%s.output_%d.npy" % (name, len(outputs)))))
+    return x, outputs
+
+
+def dims(shape):
+    return ", ".join(str(d) for d in shape)
+
+
+def static_config(name):
+    x, ys = reference(name)
+    outputs = ",\n".join('  { name: "output_%d" data_type: TYPE_FP32 dims: [ %s ] }' % (k, dims(y.shape))
+                         for k, y in enumerate(ys))
+    return ('max_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ %s ] } ]\noutput [\n%s\n]\n'
+            % (dims(x.shape), outputs))
+
+
+# dyn_batch: the batch dimension is Triton's; the queue delay lets concurrent requests merge into one run.
+DYN_CONFIG = """max_batch_size: 8
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 8 ] } ]
+output [
+  { name: "output_0" data_type: TYPE_FP32 dims: [ 4 ] },
+  { name: "output_1" data_type: TYPE_FP32 dims: [ 4 ] }
+]
+dynamic_batching { max_queue_delay_microseconds: 100000 }
+"""
+
+
+@pytest.fixture(scope="module")
+def relax_server(tmp_path_factory):
+    repo = str(tmp_path_factory.mktemp("relax_repo"))
+    for name in STATIC:
+        add_model(repo, "relax_" + name, relax_file(name), static_config(name))
+        add_model(repo, "relax_%s_auto" % name, relax_file(name))
+    add_model(repo, "relax_dyn", relax_file("dyn_batch"), DYN_CONFIG)
+    add_model(repo, "relax_dyn_auto", relax_file("dyn_batch"))
+    server = TritonServer(repo, name="relax")
+    try:
+        index = server.wait_until_settled()
+        not_ready = {n: m.get("reason") for n, m in index.items() if m.get("state") != "READY"}
+        assert not not_ready, "models failed to load: %s" % not_ready
+        yield server
+    finally:
+        rc = server.stop()
+        assert rc is not None and rc >= 0, "tritonserver died with signal %d" % -rc
+
+
+def infer(protocol, server, model, x, outputs):
+    lib = httpclient if protocol == "http" else grpcclient
+    client = lib.InferenceServerClient(server.http_url if protocol == "http" else server.grpc_url)
+    try:
+        i = lib.InferInput("x", list(x.shape), "FP32")
+        i.set_data_from_numpy(x)
+        result = client.infer(model, [i], outputs=[lib.InferRequestedOutput(o) for o in outputs])
+        return [result.as_numpy(o) for o in outputs]
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+@pytest.mark.parametrize("name", STATIC)
+def test_static_relax_outputs_equal_tvm_and_sorun_run(relax_server, tmp_path, name, protocol):
+    x, (tvm_y,) = reference(name)
+    (cli_y,) = sorun_run(relax_file(name), {"x": x}, str(tmp_path))
+    np.testing.assert_array_equal(cli_y, tvm_y)
+    for model in ("relax_" + name, "relax_%s_auto" % name):
+        (y,) = infer(protocol, relax_server, model, x, ["output_0"])
+        assert y.dtype == np.float32 and y.shape == tvm_y.shape, (model, y.shape)
+        np.testing.assert_array_equal(y, tvm_y, err_msg="%s over %s differs from TVM" % (model, protocol))
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_dynamic_batch_of_three_equals_tvm(relax_server, tmp_path, protocol):
+    x, tvm_ys = reference("dyn_batch")
+    assert x.shape == (3, 8) and len(tvm_ys) == 2
+    cli_ys = sorun_run(relax_file("dyn_batch"), {"x": x}, str(tmp_path))
+    for model in ("relax_dyn", "relax_dyn_auto"):
+        ys = infer(protocol, relax_server, model, x, ["output_0", "output_1"])
+        for k in range(2):
+            assert ys[k].shape == (3, 4), (model, k, ys[k].shape)
+            np.testing.assert_array_equal(ys[k], tvm_ys[k], err_msg="%s output_%d over %s" % (model, k, protocol))
+            np.testing.assert_array_equal(ys[k], cli_ys[k])
+
+
+def test_dynamic_batch_sizes_and_merged_requests(relax_server):
+    """Batches 1, 2, 5 and 8 alone, then 12 concurrent requests of 1-3 rows that Triton's dynamic batcher
+    merges into runs of up to 8 rows: every response holds TVM's rows for its own input rows."""
+    x, tvm_ys = reference("dyn_batch")
+    rng = np.random.default_rng(5)
+    picks = [rng.integers(0, 3, size=n) for n in (1, 2, 5, 8)]
+    for rows in picks:
+        ys = infer("grpc", relax_server, "relax_dyn", x[rows], ["output_0", "output_1"])
+        for k in range(2):
+            np.testing.assert_array_equal(ys[k], tvm_ys[k][rows])
+    picks = [rng.integers(0, 3, size=1 + c % 3) for c in range(12)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+        results = list(pool.map(lambda rows: infer("http", relax_server, "relax_dyn", x[rows],
+                                                   ["output_0", "output_1"]), picks))
+    for rows, ys in zip(picks, results):
+        for k in range(2):
+            np.testing.assert_array_equal(ys[k], tvm_ys[k][rows])
+    _, stats = relax_server.request("GET", "/v2/models/relax_dyn/stats")
+    s = stats["model_stats"][0]
+    # Merged: fewer runs than requests (Triton counts a run of several requests once).
+    assert s["execution_count"] < s["inference_count"], s
+
+
+def test_auto_complete_and_metadata(relax_server):
+    expect = {"relax_mlp_auto": ([16], [[10]]), "relax_cnn_auto": ([3, 16, 16], [[10]]),
+              "relax_dyn_auto": ([8], [[4], [4]])}
+    for model, (in_dims, out_dims) in expect.items():
+        status, config = relax_server.request("GET", "/v2/models/%s/config" % model)
+        assert status == 200, config
+        # Every one has a batch dimension (1, or dynamic for dyn_batch): Triton's default of 4 rows.
+        assert config["max_batch_size"] == 4 and "dynamic_batching" in config, config
+        assert [(t["name"], t["data_type"], [int(d) for d in t["dims"]]) for t in config["input"]] == \
+            [("x", "TYPE_FP32", in_dims)]
+        assert [(t["name"], t["data_type"], [int(d) for d in t["dims"]]) for t in config["output"]] == \
+            [("output_%d" % k, "TYPE_FP32", d) for k, d in enumerate(out_dims)]
+        status, meta = relax_server.request("GET", "/v2/models/" + model)
+        assert status == 200, meta
+        assert [(t["name"], t["shape"]) for t in meta["inputs"]] == [("x", [-1] + in_dims)]
+        assert [(t["name"], t["shape"]) for t in meta["outputs"]] == \
+            [("output_%d" % k, [-1] + d) for k, d in enumerate(out_dims)]
+    # The batch-1 MLP served with max_batch_size 4: a batch of 3 runs row by row.
+    x, (tvm_y,) = reference("mlp")
+    rows = np.concatenate([x, x, x])
+    (y,) = infer("grpc", relax_server, "relax_mlp_auto", rows, ["output_0"])
+    np.testing.assert_array_equal(y, np.concatenate([tvm_y] * 3))
+
+
+def test_bad_relax_configs_are_refused(start_server, tmp_path):
+    """A dynamic dimension without batching, a wrong output name and wrong dims: the model is
+    UNAVAILABLE with a reason that says what to write."""
+    repo = str(tmp_path / "repo")
+    add_model(repo, "dyn_no_batch", relax_file("dyn_batch"), DYN_CONFIG.replace("max_batch_size: 8", "max_batch_size: 0")
+              .replace("dims: [ 8 ]", "dims: [ -1, 8 ]").replace("dims: [ 4 ]", "dims: [ -1, 4 ]"))
+    add_model(repo, "mlp_bad_output", relax_file("mlp"), static_config("mlp").replace("output_0", "logits"))
+    add_model(repo, "mlp_bad_dims", relax_file("mlp"), static_config("mlp").replace("[ 1, 10 ]", "[ 1, 12 ]"))
+    server = start_server(repo, name="relax_bad")
+    index = server.repository_index()
+    assert all(index[m]["state"] == "UNAVAILABLE" for m in index), index
+    assert ("input 'x' has a dynamic first dimension (model shape [-1, 8]): serve it as Triton's batch dimension, "
+            "with max_batch_size > 0 and dims [8]") in index["dyn_no_batch"]["reason"]
+    assert "output 'logits' is not an output of the model; the model's outputs: output_0" in \
+        index["mlp_bad_output"]["reason"]
+    assert "output 'output_0' has dims [1, 12] in config.pbtxt but the model's shape is [1, 10]" in \
+        index["mlp_bad_dims"]["reason"]
