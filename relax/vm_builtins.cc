@@ -211,6 +211,7 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
       auto buffer = Tensor::Empty({nbytes}, DLDataType{kDLUInt, 8, 1}, device);
       if (!buffer.ok())
         return std::move(buffer).status().Annotate("alloc_storage of " + std::to_string(nbytes) + " bytes");
+      if (k >= kMaxCachedOccurrences) return VmValue::Storage(MakeObject<VmStorageObj>(std::move(*buffer)));
       if (k >= site.made.size()) site.made.resize(k + 1);
       if (site.made[k].kind() == VmValueKind::kStorage) storage_bytes_ -= site.made[k].storage()->buffer.nbytes();
       storage_bytes_ += static_cast<uint64_t>(nbytes);
@@ -233,6 +234,7 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
       }
       SORUN_ASSIGN_OR_RETURN(Tensor view, base.View(a[2].shape(), a[3].dtype(), offset));
       SORUN_RETURN_IF_ERROR(NormalizeView(view));
+      if (k >= kMaxCachedOccurrences) return VmValue::FromTensor(view);
       if (k >= site.made.size()) site.made.resize(k + 1);
       site.made[k] = VmValue::FromTensor(view);
       return site.made[k];
@@ -260,6 +262,7 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
       }
       SORUN_ASSIGN_OR_RETURN(Tensor view, t.View(a[1].shape(), t.dtype(), 0));
       SORUN_RETURN_IF_ERROR(NormalizeView(view));
+      if (k >= kMaxCachedOccurrences) return VmValue::FromTensor(view);
       if (k >= site.made.size()) site.made.resize(k + 1);
       site.made[k] = VmValue::FromTensor(view);
       return site.made[k];
@@ -354,6 +357,10 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
       if (k >= site.made.size() || site.made[k].kind() != VmValueKind::kTensor ||
           site.made[k].tensor().shape()[0] != size) {
         SORUN_ASSIGN_OR_RETURN(Tensor heap, Tensor::Empty({size}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0}));
+        if (k >= kMaxCachedOccurrences) {
+          std::memset(heap.data(), 0, static_cast<size_t>(size) * sizeof(int64_t));
+          return VmValue::FromTensor(heap);
+        }
         if (k >= site.made.size()) site.made.resize(k + 1);
         site.made[k] = VmValue::FromTensor(heap);
       }

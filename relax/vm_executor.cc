@@ -303,10 +303,26 @@ StatusOr<VmValue> VmExecutor::Invoke(int function, const VmValue* args, int num_
     return InvalidArgument("'" + fn.name + "' takes " + std::to_string(fn.num_args) + " arguments, got " +
                            std::to_string(num_args));
   }
+  if (live_registers_ + fn.register_file_size > kMaxLiveRegisters) {
+    return ResourceExhausted("calling '" + fn.name + "' would hold more than " + std::to_string(kMaxLiveRegisters) +
+                             " VM registers in live frames");
+  }
   if (frames_.size() <= static_cast<size_t>(depth)) frames_.push_back(std::make_unique<Frame>());
   Frame& frame = *frames_[static_cast<size_t>(depth)];
   frame.function = function;
   frame.regs.assign(static_cast<size_t>(fn.register_file_size), VmValue());
+  // The frame's registers count as live until this call returns, whichever way.
+  struct LiveRegisters {
+    int64_t& live;
+    Frame& frame;
+    int64_t n;
+    ~LiveRegisters() {
+      live -= n;
+      frame.regs.clear();                                            // drop this frame's references (storage, tensors)
+      if (frame.regs.capacity() > 4096) frame.regs.shrink_to_fit();  // a huge frame gives its memory back
+    }
+  } live_guard{live_registers_, frame, fn.register_file_size};
+  live_registers_ += fn.register_file_size;
   for (int i = 0; i < num_args; ++i) frame.regs[static_cast<size_t>(i)] = args[i];
   int64_t pc = fn.start_instr;
   while (true) {
@@ -332,7 +348,6 @@ StatusOr<VmValue> VmExecutor::Invoke(int function, const VmValue* args, int num_
         VmValue ret = in.reg == kVoidRegister        ? VmValue()
                       : in.reg == kVmContextRegister ? VmValue::Context()
                                                      : frame.regs[static_cast<size_t>(in.reg)];
-        frame.regs.clear();  // drop this frame's references now (storage, tensors)
         return ret;
       }
       case VmOpcode::kGoto: pc += in.pc_offset; break;

@@ -7,8 +7,9 @@
 //     alloc_storage's device index -1 is that host device; tensor constants are used from the shared
 //     program on the CPU and copied once per executor to a non-CPU devices[0];
 //   - memory: every alloc_storage / alloc_tensor / reshape / alloc_shape_heap call site keeps what it
-//     made (per call site and occurrence within a run) and reuses it on the next run when it fits, so
-//     a static-shape model allocates nothing after its first run;
+//     made (per call site and occurrence within a run, the first kMaxCachedOccurrences) and reuses it on
+//     the next run when it fits, so a static-shape model allocates nothing after its first run; the
+//     registers of the live frames are capped (kMaxLiveRegisters);
 //   - inputs = main's parameters (copied into executor-owned, 64-byte aligned tensors by SetInput, or
 //     bound zero-copy), checked against main's leading checks with a message naming the input;
 //     outputs = main's return value flattened depth-first; they view executor memory and are valid
@@ -39,6 +40,11 @@ namespace sorun {
 namespace relax {
 
 inline constexpr int kMaxCallDepth = 256;
+// Registers of the frames alive at once (a VmValue is 24 bytes: 96 MiB at most).
+inline constexpr int64_t kMaxLiveRegisters = int64_t{1} << 22;
+// Occurrences per call site within one run whose results are kept for the next run; later ones (a VM
+// function called more often than this in one run) are made fresh and freed when dropped.
+inline constexpr size_t kMaxCachedOccurrences = 64;
 inline constexpr int64_t kMaxInstructionsPerRun = int64_t{1} << 26;
 inline constexpr int64_t kMaxShapeHeap = int64_t{1} << 20;
 
@@ -123,6 +129,7 @@ class VmExecutor {
   std::vector<TVMValue> legacy_values_;
   std::vector<int> legacy_codes_;
   int64_t instructions_left_ = 0;
+  int64_t live_registers_ = 0;
   uint64_t storage_bytes_ = 0;
   // Profiling: accumulated time per pc while profiling_.
   bool profiling_ = false;

@@ -300,5 +300,29 @@ TEST(RelaxVmTest, FuzzFindingsAreStatuses) {
   EXPECT_ERROR(exec.status(), StatusCode::kDataLoss, "instruction 1", "lies in no vm function");
 }
 
+// Recursion is bounded by the registers live frames hold (and the call depth): main(x) = main(x) with
+// 2^20 registers per frame stops at the fifth frame with a Status, and the frames' memory is given back.
+TEST(RelaxVmTest, RecursionIsBoundedByLiveRegisters) {
+  auto mlp = ProgramOf(Fixture("mlp.so"));
+  ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
+  namespace t = relax::testing;
+  t::FixtureExecutable e;
+  e.functions = {{1, "main", 0, 2, 1, int64_t{1} << 20, {"x"}}};
+  e.instructions = {{1, 1, 0, 1, t::Reg(0)}, {2, 1}};
+  const std::string bytes = e.Serialize();
+  auto exec = relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                       relax::ConstantTagDialect::kFfiTypeIndex);
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  auto program = relax::VmProgram::Create(std::make_shared<const relax::VmExecutable>(std::move(*exec)), nullptr,
+                                          (*mlp)->kernel_library(), relax::KernelAbi::kFfi, "recursive.so");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto executor = relax::VmExecutor::Create(*program, {DLDevice{kDLCPU, 0}});
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  Tensor input = ReadNpy("mlp.input_0.npy");
+  ASSERT_TRUE((*executor)->SetInput(0, *input.dl()).ok());
+  EXPECT_ERROR((*executor)->Run(), StatusCode::kResourceExhausted, "4194304 VM registers", "'main' instruction 0");
+  EXPECT_ERROR((*executor)->Run(), StatusCode::kResourceExhausted, "VM registers");  // again: nothing leaked
+}
+
 }  // namespace
 }  // namespace sorun
