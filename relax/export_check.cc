@@ -74,11 +74,14 @@ void RefuseCallees(const VmExecutable& exec, const RelaxLibraryFacts& lib, BlobG
   }
 }
 
-void RefuseScopes(const VmExecutable& exec, std::vector<std::string>* lines) {
+}  // namespace
+
+void MemoryScopeRefusals(const VmExecutable& exec, std::vector<std::string>* lines) {
   for (const VmConstantScope& s : exec.scopes) {
     if (IsSupportedMemoryScope(s.scope)) continue;
     lines->push_back("constant c[" + std::to_string(s.const_index) + "]: memory scope '" + s.scope +
-                     "' (scope section) is not supported (sorun allocates global and global.texture* memory)");
+                     "' (scope section) is not supported (the sorun VM allocates global memory only; texture scopes "
+                     "are not supported yet)");
   }
   const int alloc_storage = exec.FindFunction("vm.builtin.alloc_storage");
   const int alloc_tensor = exec.FindFunction("vm.builtin.alloc_tensor");
@@ -95,12 +98,15 @@ void RefuseScopes(const VmExecutable& exec, std::vector<std::string>* lines) {
     }
     const VmConstant& c = exec.constants[static_cast<size_t>(in.args[4].value)];
     if (c.kind != VmConstantKind::kString || IsSupportedMemoryScope(c.str)) continue;
-    lines->push_back(InstructionLabel(exec, static_cast<int64_t>(pc)) + ": " +
-                     exec.functions[static_cast<size_t>(in.func_index)].name + " in memory scope '" + c.str + "' (c[" +
-                     std::to_string(in.args[4].value) +
-                     "]) is not supported (sorun allocates global and global.texture* memory)");
+    lines->push_back(
+        InstructionLabel(exec, static_cast<int64_t>(pc)) + ": " +
+        exec.functions[static_cast<size_t>(in.func_index)].name + " in memory scope '" + c.str + "' (c[" +
+        std::to_string(in.args[4].value) +
+        "]) is not supported (the sorun VM allocates global memory only; texture scopes are not supported yet)");
   }
 }
+
+namespace {
 
 void RefuseModules(const LibraryBlob& blob, int root, std::vector<std::string>* lines) {
   for (size_t i = 0; i < blob.modules.size(); ++i) {
@@ -140,9 +146,7 @@ RelaxLibraryFacts RelaxLibraryFactsFromSymbols(BlobGeneration generation,
   return facts;
 }
 
-bool IsSupportedMemoryScope(std::string_view scope) {
-  return scope.empty() || scope == "global" || StartsWith(scope, "global.texture");
-}
+bool IsSupportedMemoryScope(std::string_view scope) { return scope.empty() || scope == "global"; }
 
 std::vector<std::string> RelaxExportRefusals(const LibraryBlob& blob, const VmExecutable& exec,
                                              const RelaxLibraryFacts& lib) {
@@ -156,7 +160,7 @@ std::vector<std::string> RelaxExportRefusals(const LibraryBlob& blob, const VmEx
   }
   RefuseCompiledMode(exec, &lines);
   RefuseCallees(exec, lib, blob.generation, &lines);
-  RefuseScopes(exec, &lines);
+  MemoryScopeRefusals(exec, &lines);
   RefuseModules(blob, root.ok() ? 0 : -1, &lines);
   return lines;
 }

@@ -9,8 +9,9 @@
 //   - every function the bytecode reaches that is neither a kernel of the library, a supported builtin
 //     (SupportedBuiltins()) nor a vm function: KV-cache, CUDA-graph, disco, BYOC / contrib families,
 //     other builtins, and missing kernels (the reachability rule is CheckCalleesSupported's);
-//   - memory scopes other than "global" and "global.texture*": the V2 scope section, and the scope
-//     string constants passed to vm.builtin.alloc_storage / alloc_tensor;
+//   - memory scopes other than "global" (TVM 0.20+ texture scopes included: the VM does not allocate
+//     image memory yet): the V2 scope section, and the scope string constants passed to
+//     vm.builtin.alloc_storage / alloc_tensor;
 //   - modules of the container other than the root executable, "_lib", "cuda" and "opencl".
 // `exec` must be a validated executable (ParseVmExecutable / ValidateVmExecutable): indices are trusted.
 // Pure functions of their arguments; thread-safe.
@@ -50,8 +51,12 @@ RelaxLibraryFacts RelaxLibraryFactsFromSymbols(BlobGeneration generation,
                                                const std::vector<std::string>& defined_functions,
                                                const std::vector<std::string>& imported);
 
-// True for "" and "global" (plain device memory) and "global.texture*" (OpenCL image memory).
+// True for "" and "global" (plain device memory): the scopes the VM allocates.
 bool IsSupportedMemoryScope(std::string_view scope);
+// Appends one line per memory scope the VM does not allocate (the V2 scope section, and the scope
+// constants of alloc_storage / alloc_tensor). Part of RelaxExportRefusals; VmProgram applies it on
+// every generation (the legacy container reaches the VM without the whole check).
+void MemoryScopeRefusals(const VmExecutable& exec, std::vector<std::string>* lines);
 
 // Every reason sorun refuses the export, one line each ("'main' instruction 3: calls
 // 'vm.builtin.paged_attention_kv_cache_create' (KV-cache builtin)"); empty when it can run it.

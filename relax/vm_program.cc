@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/mapped_pages.h"
+#include "relax/export_check.h"
 #include "relax/vm_disassembler.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
@@ -141,33 +142,12 @@ Status VmProgram::ResolveCallees() {
 }
 
 Status VmProgram::CheckMemoryScopes() const {
-  for (const VmConstantScope& s : exec_->scopes) {
-    if (s.scope != "global") {
-      return Unimplemented(path_ + ": constant " + std::to_string(s.const_index) + " lives in memory scope '" +
-                           s.scope +
-                           "'; the sorun VM allocates 'global' memory only (texture scopes are not supported yet)");
-    }
-  }
-  // alloc_storage / alloc_tensor name their scope with a string constant (every instruction lies in a
-  // vm function and was validated: ValidateVmExecutable).
-  for (size_t pc = 0; pc < exec_->instructions.size(); ++pc) {
-    const VmInstruction& in = exec_->instructions[pc];
-    if (in.op != VmOpcode::kCall) continue;
-    const VmCallee& c = callees_[static_cast<size_t>(in.func_index)];
-    if (c.kind != VmCallee::Kind::kBuiltin) continue;
-    size_t scope_arg = 0;
-    if (c.builtin == Builtin::kAllocStorage) scope_arg = 4;
-    if (c.builtin == Builtin::kAllocTensor) scope_arg = 4;
-    if (scope_arg == 0 || in.args.size() <= scope_arg || in.args[scope_arg].kind != VmArgKind::kConstIdx) continue;
-    const VmConstant& k = exec_->constants[static_cast<size_t>(in.args[scope_arg].value)];
-    if (k.kind == VmConstantKind::kString && k.str != "global") {
-      return Unimplemented(path_ + ": instruction " + std::to_string(pc) + " (" + c.name +
-                           ") allocates memory scope '" + k.str +
-                           "'; the sorun VM allocates 'global' memory only (texture scopes are not supported "
-                           "yet)");
-    }
-  }
-  return Status::Ok();
+  std::vector<std::string> lines;
+  MemoryScopeRefusals(*exec_, &lines);
+  if (lines.empty()) return Status::Ok();
+  std::string message = path_ + ": memory scopes sorun does not allocate:";
+  for (const std::string& line : lines) message += "\n  " + line;
+  return Unimplemented(message);
 }
 
 Status VmProgram::MakeConstants() {

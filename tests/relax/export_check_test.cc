@@ -186,11 +186,16 @@ TEST(ExportCheckTest, RefusesCompiledModeExports) {
                "function table entry 1 '__vmtir__main': compiled-mode (vmtir) kernel");
 }
 
-TEST(ExportCheckTest, RefusesMemoryScopesOtherThanGlobalAndTexture) {
+TEST(ExportCheckTest, RefusesMemoryScopesOtherThanGlobal) {
   FixtureExecutable e = FixtureExecutable::Small(true, true);
-  e.scopes = {{2, "global.texture-weight"}};
+  e.scopes = {{2, "global"}};
   Parsed ok = ParseFixture(e);
   EXPECT_TRUE(CheckRelaxExportSupported(ok.blob, ok.exec, AddOneLibrary()).ok());
+
+  e.scopes = {{2, "global.texture-weight"}};  // TVM 0.20+ textures: not allocated by the VM yet
+  Parsed texture = ParseFixture(e);
+  EXPECT_ERROR(CheckRelaxExportSupported(texture.blob, texture.exec, AddOneLibrary()), StatusCode::kUnimplemented,
+               "memory scope 'global.texture-weight'", "texture scopes are not supported yet");
 
   e.scopes = {{2, "shared"}};
   Parsed bad = ParseFixture(e);
@@ -199,7 +204,7 @@ TEST(ExportCheckTest, RefusesMemoryScopesOtherThanGlobalAndTexture) {
 
   EXPECT_TRUE(IsSupportedMemoryScope("global"));
   EXPECT_TRUE(IsSupportedMemoryScope(""));
-  EXPECT_TRUE(IsSupportedMemoryScope("global.texture-nhwc"));
+  EXPECT_FALSE(IsSupportedMemoryScope("global.texture-nhwc"));
   EXPECT_FALSE(IsSupportedMemoryScope("global.vtcm"));
   EXPECT_FALSE(IsSupportedMemoryScope("local"));
 }
@@ -213,9 +218,9 @@ TEST(ExportCheckTest, RefusesScopeConstantsOfAllocStorageAndAllocTensor) {
       e.instructions[3] = {1, 2, 4, 5, Reg(kVm), Const(3), Imm(0), Const(0), Const(6)};
       Parsed p = ParseFixture(e);
       Status s = CheckRelaxExportSupported(p.blob, p.exec, AddOneLibrary());
-      if (std::string(scope) == "local.shared") {
+      if (std::string(scope) != "global") {
         EXPECT_ERROR(s, StatusCode::kUnimplemented, "(1 reason)",
-                     std::string("'main' instruction 3: ") + builtin + " in memory scope 'local.shared' (c[6])");
+                     std::string("'main' instruction 3: ") + builtin + " in memory scope '" + scope + "' (c[6])");
       } else {
         EXPECT_TRUE(s.ok()) << builtin << " " << scope << ": " << s.ToString();
       }
