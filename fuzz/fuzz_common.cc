@@ -54,6 +54,9 @@ std::string FindRunfile(const std::string& relative, const char* override_env) {
     const size_t fuzz_dir = self.rfind("/fuzz/");
     if (fuzz_dir != std::string::npos) candidates.push_back(self.substr(0, fuzz_dir) + "/" + relative);
   }
+  // A source file (not built: e.g. testdata/relax/*.so) from the repository root, where
+  // fuzz/run_fuzzers.sh runs the binaries.
+  candidates.push_back(relative);
   std::string tried;
   for (const std::string& c : candidates) {
     if (access(c.c_str(), R_OK) == 0) return c;

@@ -232,53 +232,58 @@ int FuzzFactoryPayload(const uint8_t* data, size_t size) {
 
 int FuzzDevicePayload(const uint8_t* data, size_t size) {
   Init();
-  for (const char* kind : {keys::kTypeKeyCuda, keys::kTypeKeyOpenCL}) {
-    BinaryReader reader(data, size, std::string(kind) + " payload");
-    DeviceModulePayload payload;
-    Status s = ReadDeviceModulePayload(reader, kind, &payload);
-    if (!s.ok()) {
-      Note("device_payload", s);
-      return 0;  // the same bytes fail the same way for the other kind
+  // Every grammar (TVM <= 0.20 legacy, 0.21+ ffi, and the detection the stream loaders use); the
+  // registered loader is compared with kDetect, the grammar it reads with.
+  for (const PayloadGrammar grammar : {PayloadGrammar::kLegacy, PayloadGrammar::kFfi, PayloadGrammar::kDetect})
+    for (const char* kind : {keys::kTypeKeyCuda, keys::kTypeKeyOpenCL}) {
+      BinaryReader reader(data, size, std::string(kind) + " payload");
+      DeviceModulePayload payload;
+      Status s = ReadDeviceModulePayload(reader, kind, &payload, grammar);
+      if (!s.ok()) {
+        Note("device_payload", s);
+        break;  // the same bytes fail the same way for the other kind
+      }
+      // Round trip: the writer's bytes read back to the same payload.
+      BinaryWriter w;
+      WriteDeviceModulePayload(payload, &w);
+      FUZZ_CHECK(w.size() <= reader.position(), "re-encoding is no longer than the input");
+      BinaryReader again(reinterpret_cast<const uint8_t*>(w.bytes().data()), w.size(), "round trip");
+      DeviceModulePayload back;
+      // The writer writes the grammar the payload was read in (for kDetect, the one detected).
+      Status s2 = ReadDeviceModulePayload(again, kind, &back, payload.grammar);
+      FUZZ_CHECK(s2.ok() && again.at_end(), s2.ToString());
+      FUZZ_CHECK(
+          back.fmt == payload.fmt && back.data == payload.data && back.functions.size() == payload.functions.size(),
+          "device payload round trip");
+      // Launch conventions of every kernel, with plausible launch values.
+      for (const auto& [name, info] : payload.functions) {
+        FUZZ_CHECK(payload.Find(name) != nullptr, "Find() finds every kernel");
+        auto config = LaunchConfig::FromFunctionInfo(name, info);
+        FUZZ_CHECK(config.ok(), config.status().ToString());  // validated by the reader
+        const int n = config->num_packed_args();
+        std::vector<TVMValue> values(static_cast<size_t>(n));
+        std::vector<int> codes(static_cast<size_t>(n), kTVMArgInt);
+        for (int i = 0; i < n; ++i) values[static_cast<size_t>(i)].v_int64 = i % 3 - 1;
+        auto dims = ExtractLaunchDims(name, *config, values.data(), codes.data(), n);
+        FUZZ_CHECK(dims.ok(), dims.status().ToString());
+        FUZZ_CHECK(!ExtractLaunchDims(name, *config, values.data(), codes.data(), n == 0 ? 1 : n - 1).ok(),
+                   "a wrong argument count is refused");
+      }
+      if (grammar != PayloadGrammar::kDetect) continue;
+      // The registered blob loader (cuda: no driver here, so nothing is loaded on a device; opencl:
+      // no platform, so nothing is built) and the module's functions.
+      BinaryReader loader_reader(data, size, std::string(kind) + " payload");
+      auto module = RunBlobLoader(kind, loader_reader);
+      if (!module.ok()) {
+        Note("device_payload", module.status());
+        continue;
+      }
+      FUZZ_CHECK(loader_reader.position() == reader.position(), "loader consumes exactly the payload");
+      for (const auto& kv : payload.functions) FUZZ_CHECK(module->GetFunction(kv.first).defined(), kv.first);
+      BinaryWriter saved;
+      Status save = (*module)->SaveToBinary(&saved);
+      FUZZ_CHECK(save.ok(), save.ToString());
     }
-    // Round trip: the writer's bytes read back to the same payload.
-    BinaryWriter w;
-    WriteDeviceModulePayload(payload, &w);
-    FUZZ_CHECK(w.size() <= reader.position(), "re-encoding is no longer than the input");
-    BinaryReader again(reinterpret_cast<const uint8_t*>(w.bytes().data()), w.size(), "round trip");
-    DeviceModulePayload back;
-    Status s2 = ReadDeviceModulePayload(again, kind, &back);
-    FUZZ_CHECK(s2.ok() && again.at_end(), s2.ToString());
-    FUZZ_CHECK(
-        back.fmt == payload.fmt && back.data == payload.data && back.functions.size() == payload.functions.size(),
-        "device payload round trip");
-    // Launch conventions of every kernel, with plausible launch values.
-    for (const auto& [name, info] : payload.functions) {
-      FUZZ_CHECK(payload.Find(name) != nullptr, "Find() finds every kernel");
-      auto config = LaunchConfig::FromFunctionInfo(name, info);
-      FUZZ_CHECK(config.ok(), config.status().ToString());  // validated by the reader
-      const int n = config->num_packed_args();
-      std::vector<TVMValue> values(static_cast<size_t>(n));
-      std::vector<int> codes(static_cast<size_t>(n), kTVMArgInt);
-      for (int i = 0; i < n; ++i) values[static_cast<size_t>(i)].v_int64 = i % 3 - 1;
-      auto dims = ExtractLaunchDims(name, *config, values.data(), codes.data(), n);
-      FUZZ_CHECK(dims.ok(), dims.status().ToString());
-      FUZZ_CHECK(!ExtractLaunchDims(name, *config, values.data(), codes.data(), n == 0 ? 1 : n - 1).ok(),
-                 "a wrong argument count is refused");
-    }
-    // The registered blob loader (cuda: no driver here, so nothing is loaded on a device; opencl:
-    // no platform, so nothing is built) and the module's functions.
-    BinaryReader loader_reader(data, size, std::string(kind) + " payload");
-    auto module = RunBlobLoader(kind, loader_reader);
-    if (!module.ok()) {
-      Note("device_payload", module.status());
-      continue;
-    }
-    FUZZ_CHECK(loader_reader.position() == reader.position(), "loader consumes exactly the payload");
-    for (const auto& kv : payload.functions) FUZZ_CHECK(module->GetFunction(kv.first).defined(), kv.first);
-    BinaryWriter saved;
-    Status save = (*module)->SaveToBinary(&saved);
-    FUZZ_CHECK(save.ok(), save.ToString());
-  }
   return 0;
 }
 

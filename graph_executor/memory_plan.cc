@@ -138,12 +138,15 @@ StatusOr<MemoryPlan> PlanMemory(const GraphSpec& graph, const std::vector<DLDevi
       return InvalidArgument("storage " + std::to_string(sid) + " is used on " + DeviceToString(pool.device) +
                              " and on " + DeviceToString(dev) + " (entry " + std::to_string(eid) + ")");
     }
-    const std::string& scope = graph.storage_scope.empty() ? std::string() : graph.storage_scope[eid];
-    if (!scope.empty() && scope != "global" && !IsTextureScope(scope)) {
+    // References, not copies: this loop runs once per graph entry at every executor creation.
+    static const std::string* const kNoScope = new std::string();
+    const std::string& scope = graph.storage_scope.empty() ? *kNoScope : graph.storage_scope[eid];
+    const bool is_texture = !scope.empty() && IsTextureScope(scope);
+    if (!scope.empty() && !is_texture && scope != "global") {
       return InvalidArgument("graph entry " + std::to_string(eid) + ": storage_scope '" + scope +
                              "' is not supported (sorun allocates \"\", \"global\" and \"global.texture*\" storage)");
     }
-    const std::string texture_scope = IsTextureScope(scope) ? scope : std::string();
+    const std::string& texture_scope = is_texture ? scope : *kNoScope;
     if (!pool.entries.empty() && texture_scope != pool.texture_scope) {
       return InvalidArgument("storage " + std::to_string(sid) + " holds entries of storage_scope '" +
                              pool.texture_scope + "' and '" + texture_scope + "' (entry " + std::to_string(eid) + ")");

@@ -206,27 +206,24 @@ StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const Blob
   auto* library = dynamic_cast<LibraryModuleNode*>(lib.get());
   if (library == nullptr) return Internal("AttachImportTree: no kernel library module");
   if (modules.size() != layout.modules.size()) return Internal("AttachImportTree: one module per blob entry expected");
+  // The kernel library's imports first: it may be shared with a concurrent load of the same file, and
+  // attaching under its lock (once per library) makes its import list final before any Import below
+  // walks it (the cycle check reads a child's imports). A validated tree cannot fail those Imports.
   std::vector<Module> lib_children;
-  Module root;
   if (!layout.has_import_tree) {
     lib_children = modules;  // legacy layout: the library imports everything in blob order
-    root = lib;
-  } else {
-    for (size_t i = 0; i < modules.size(); ++i) {
-      for (uint64_t c : layout.Children(i)) {
-        if (static_cast<int>(i) == layout.lib_index) {
-          lib_children.push_back(modules[c]);
-        } else {
-          SORUN_RETURN_IF_ERROR(modules[i].Import(modules[c]));
-        }
-      }
-    }
-    root = modules[0];
+  } else if (layout.lib_index >= 0) {
+    for (uint64_t c : layout.Children(static_cast<size_t>(layout.lib_index))) lib_children.push_back(modules[c]);
   }
   if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
     SORUN_RETURN_IF_ERROR(library->AttachImportsOnce(lib_children).status());
   }
-  return root;
+  if (!layout.has_import_tree) return lib;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    if (static_cast<int>(i) == layout.lib_index) continue;
+    for (uint64_t c : layout.Children(i)) SORUN_RETURN_IF_ERROR(modules[i].Import(modules[c]));
+  }
+  return modules[0];
 }
 
 StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout) {

@@ -55,10 +55,19 @@ def record_measurement(key, value):
         json.dump(data, f, indent=1, sort_keys=True)
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct free loopback ports: every socket stays bound until all are picked (one at a time, the
+    kernel may hand the same just-released port out twice: a server then fails on "same address and port")."""
+    sockets = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def rss_kib(pid):
@@ -74,7 +83,7 @@ class TritonServer:
 
     def __init__(self, repo, args=(), name="server"):
         self.repo = repo
-        self.http_port, self.grpc_port, self.metrics_port = free_port(), free_port(), free_port()
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         os.makedirs(OUT_DIR, exist_ok=True)
         self.log_path = os.path.join(OUT_DIR, "%s-%d.log" % (name, self.http_port))
         env = dict(os.environ)

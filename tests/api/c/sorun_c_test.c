@@ -564,6 +564,8 @@ static void TestRelaxDynamicBatch(void) {
   OK_OR_DIE(sorun_executor_num_outputs(exec, &num_outputs));
   CHECK(num_outputs == 2);
   sorun_tensor_info_t out_info;
+  memset(&out_info, 0, sizeof(out_info));
+  out_info.struct_size = sizeof(out_info);
   OK_OR_DIE(sorun_executor_output_info(exec, 1, &out_info));
   CHECK(out_info.ndim == 2 && out_info.shape[0] == 5 && out_info.shape[1] == 4);
   CHECK(strcmp(out_info.name, "output_1") == 0);
