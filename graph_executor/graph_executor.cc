@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/busy_guard.h"
 #include "format/binary_reader.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
@@ -31,27 +32,15 @@ struct GraphExecutor::Step {
   Kind kind = kCall;
 };
 
-// Rejects concurrent use of one executor (it is single-threaded by contract).
-class GraphExecutor::BusyGuard {
- public:
-  explicit BusyGuard(const GraphExecutor& e) : e_(e), acquired_(!e.busy_.exchange(true, std::memory_order_acquire)) {}
-  ~BusyGuard() {
-    if (acquired_) e_.busy_.store(false, std::memory_order_release);
-  }
-  Status status() const {
-    return acquired_ ? Status::Ok()
-                     : FailedPrecondition(
-                           "graph executor is being used by another thread; an executor is "
-                           "single-threaded (create one per thread from the factory)");
-  }
+namespace {
+constexpr char kBusyRefusal[] =
+    "graph executor is being used by another thread; an executor is single-threaded (create one per thread from "
+    "the factory)";
+}  // namespace
 
- private:
-  const GraphExecutor& e_;
-  bool acquired_;
-};
-
-#define SORUN_EXCLUSIVE()       \
-  BusyGuard busy_guard_(*this); \
+// Rejects concurrent use of this executor (it is single-threaded by contract).
+#define SORUN_EXCLUSIVE()                     \
+  BusyGuard busy_guard_(busy_, kBusyRefusal); \
   SORUN_RETURN_IF_ERROR(busy_guard_.status())
 
 GraphExecutor::~GraphExecutor() = default;
@@ -606,7 +595,7 @@ Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view p
   SORUN_EXCLUSIVE();
   // `other`'s tensors are read too: it must not be rebinding them meanwhile.
   if (&other == this) return InvalidArgument("share_params: an executor cannot share params with itself");
-  BusyGuard other_guard(other);
+  BusyGuard other_guard(other.busy_, kBusyRefusal);
   SORUN_RETURN_IF_ERROR(other_guard.status());
   // Every param is an input of both graphs, with the same dtype and shape in each.
   SORUN_RETURN_IF_ERROR(

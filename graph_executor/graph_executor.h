@@ -116,7 +116,6 @@ class GraphExecutor {
 
  private:
   struct Step;
-  class BusyGuard;
   GraphExecutor() = default;
   Status Init();
   Status SetupStorage();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/busy_guard.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/last_error.h"
@@ -18,28 +19,13 @@ const VmValue& NullValue() {
   return *v;
 }
 
-// Rejects concurrent use of one executor (single-threaded by contract).
-class BusyGuard {
- public:
-  explicit BusyGuard(std::atomic<bool>& busy)
-      : busy_(busy), acquired_(!busy.exchange(true, std::memory_order_acquire)) {}
-  ~BusyGuard() {
-    if (acquired_) busy_.store(false, std::memory_order_release);
-  }
-  Status status() const {
-    return acquired_ ? Status::Ok()
-                     : FailedPrecondition(
-                           "Relax VM executor is being used by another thread; an executor is single-threaded "
-                           "(create one per thread from the model)");
-  }
+constexpr char kBusyRefusal[] =
+    "Relax VM executor is being used by another thread; an executor is single-threaded (create one per thread "
+    "from the model)";
 
- private:
-  std::atomic<bool>& busy_;
-  bool acquired_;
-};
-
-#define SORUN_VM_EXCLUSIVE()    \
-  BusyGuard busy_guard_(busy_); \
+// Rejects concurrent use of this executor (single-threaded by contract).
+#define SORUN_VM_EXCLUSIVE()                  \
+  BusyGuard busy_guard_(busy_, kBusyRefusal); \
   SORUN_RETURN_IF_ERROR(busy_guard_.status())
 
 std::string ShapeText(const std::vector<int64_t>& dims) {
