@@ -28,13 +28,6 @@ constexpr char kBusyRefusal[] =
   BusyGuard busy_guard_(busy_, kBusyRefusal); \
   SORUN_RETURN_IF_ERROR(busy_guard_.status())
 
-std::string ShapeText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
-  return s + "]";
-}
-
 }  // namespace
 
 VmExecutor::~VmExecutor() = default;
@@ -122,8 +115,8 @@ Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
     if (info.shape[d] >= 0 && value.shape[d] != info.shape[d]) shape_ok = false;
   }
   if (!dtype_ok || !shape_ok) {
-    return InvalidArgument(what + ": expected " + DTypeToString(info.dtype) + ShapeText(info.shape) + ", got " +
-                           DescribeDLTensor(value));
+    return InvalidArgument(what + ": expected " + DTypeToString(info.dtype) + SignatureShapeToString(info.shape) +
+                           ", got " + DescribeDLTensor(value));
   }
   return Status::Ok();
 }

@@ -194,4 +194,13 @@ std::string ShapeToString(const int64_t* shape, int ndim) {
   return s + "]";
 }
 
+std::string SignatureShapeToString(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
 }  // namespace sorun

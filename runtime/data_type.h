@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -86,6 +87,8 @@ StatusOr<int64_t> ShapeNumElements(const int64_t* shape, int ndim);
 StatusOr<uint64_t> ShapeByteSize(const int64_t* shape, int ndim, DLDataType dtype);
 // "[1, 3, 224, 224]".
 std::string ShapeToString(const int64_t* shape, int ndim);
+// A model signature's shape, where a negative dimension is one known only at run time: "[?, 8]".
+std::string SignatureShapeToString(const std::vector<int64_t>& dims);
 
 }  // namespace sorun
 

@@ -142,11 +142,7 @@ std::string Shape(const std::vector<int64_t>& shape) {
 
 std::string Dims(const relax::VmInputInfo& in) {
   if (in.dims.empty()) return in.ndim < 0 ? "shape unknown" : std::to_string(in.ndim) + "-d, dims unknown";
-  std::string s = "[";
-  for (size_t d = 0; d < in.dims.size(); ++d) {
-    s += (d ? ", " : "") + (in.dims[d] < 0 ? std::string("?") : std::to_string(in.dims[d]));
-  }
-  return s + "]";
+  return SignatureShapeToString(in.dims);
 }
 
 std::string Join(const std::vector<std::string>& v) {
@@ -298,13 +294,8 @@ std::string RelaxInspectionToText(const RelaxInspection& r) {
     out += "  known after a run (the bytecode does not say)\n";
   } else {
     TextTable outs("  ");
-    for (const TensorInfo& o : r.outputs) {
-      std::string dims = "[";
-      for (size_t d = 0; d < o.shape.size(); ++d) {
-        dims += (d ? ", " : "") + (o.shape[d] < 0 ? std::string("?") : std::to_string(o.shape[d]));
-      }
-      outs.AddRow({o.name, DTypeToString(o.dtype), dims + "]"});
-    }
+    for (const TensorInfo& o : r.outputs)
+      outs.AddRow({o.name, DTypeToString(o.dtype), SignatureShapeToString(o.shape)});
     out += outs.Render();
   }
 
