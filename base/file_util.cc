@@ -39,7 +39,13 @@ StatusOr<ObjectPtr<MappedFile>> MappedFile::Open(const std::string& path) {
 }
 
 MappedFile::~MappedFile() {
-  if (addr_ != nullptr) ::munmap(addr_, size_);
+  if (addr_ == nullptr) return;
+  // The kernel maps and unmaps whole pages either way; passing the page-rounded length matters to
+  // ThreadSanitizer, which forgets only the whole pages of the length it is given. With the file's own
+  // length, the tail of the last page kept the mapping's imitated write, and a library ld.so later
+  // mapped at that address (with mmap calls TSan does not see) read as racing with this mapping.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  ::munmap(addr_, (size_ + page - 1) / page * page);
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
