@@ -123,7 +123,8 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
                                a[0].tensor().Describe());
       }
       if (n == 4 && a[2].kind() == VmValueKind::kDataType && !SameDType(t->dtype, a[2].dtype())) {
-        return InvalidArgument(ctx() + "expected a tensor of dtype " + DTypeToString(a[2].dtype()) + ", got " +
+        return InvalidArgument(ctx() + "expected a tensor of dtype " +
+                               DTypeToString(a[2].dtype(), program_->dtype_codes()) + ", got " +
                                a[0].tensor().Describe());
       }
       return VmValue();

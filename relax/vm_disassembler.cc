@@ -37,15 +37,15 @@ std::string FormatArg(const VmExecutable& exec, const VmArg& arg) {
 
 std::string Signed(int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
 
-std::string FormatConstant(const VmConstant& c) {
+std::string FormatConstant(const VmConstant& c, DTypeCodes codes) {
   std::ostringstream os;
   os << VmConstantKindName(c.kind) << " ";
   switch (c.kind) {
     case VmConstantKind::kTensor:
-      os << DTypeToString(c.dtype) << ShapeToString(c.shape.data(), static_cast<int>(c.shape.size())) << " "
+      os << DTypeToString(c.dtype, codes) << ShapeToString(c.shape.data(), static_cast<int>(c.shape.size())) << " "
          << c.data_bytes << " bytes, data at byte " << c.data_offset << ", alignment " << c.DataAlignment();
       break;
-    case VmConstantKind::kDataType: os << DTypeToString(c.dtype); break;
+    case VmConstantKind::kDataType: os << DTypeToString(c.dtype, codes); break;
     case VmConstantKind::kShape: os << ShapeToString(c.shape.data(), static_cast<int>(c.shape.size())); break;
     case VmConstantKind::kString: {
       std::string s = c.str.size() > 60 ? c.str.substr(0, 57) + "..." : c.str;
@@ -79,6 +79,18 @@ void ApplyCheckTensorInfo(const VmExecutable& exec, const VmInstruction& in, VmI
       input->dtype = c.dtype;
     }
   }
+}
+
+// Applies check_prim_value_info(%r, c[dtype], c[err]): an R.Prim scalar parameter.
+void ApplyCheckPrimValueInfo(const VmExecutable& exec, const VmInstruction& in, VmInputInfo* input) {
+  if (in.args.size() < 2 || in.args[1].kind != VmArgKind::kConstIdx) return;
+  const VmConstant& c = exec.constants[static_cast<size_t>(in.args[1].value)];
+  if (c.kind != VmConstantKind::kDataType) return;
+  input->is_scalar = true;
+  input->has_dtype = true;
+  input->dtype = c.dtype;
+  input->ndim = 0;
+  input->dims.clear();
 }
 
 // Applies match_shape(%r, heap, i<ndim>, (i<code>, i<value>) x ndim, c[err]): code 0 is a static dim.
@@ -230,7 +242,7 @@ std::string Disassemble(const VmExecutable& exec, const KernelPredicate& is_kern
      << exec.instructions.size() << " instructions\n";
   os << "constants:\n";
   for (size_t c = 0; c < exec.constants.size(); ++c)
-    os << "  c[" << c << "] " << FormatConstant(exec.constants[c]) << "\n";
+    os << "  c[" << c << "] " << FormatConstant(exec.constants[c], exec.dtype_codes) << "\n";
   for (const VmConstantScope& s : exec.scopes) os << "  scope c[" << s.const_index << "] " << s.scope << "\n";
   const std::vector<CalleeInfo> callees = ClassifyFunctions(exec, is_kernel);
   os << "functions:\n";
@@ -265,12 +277,13 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
   for (size_t i = 0; i < inputs.size(); ++i) inputs[i].name = fn.param_names[i];
   const int check = exec.FindFunction("vm.builtin.check_tensor_info");
   const int match = exec.FindFunction("vm.builtin.match_shape");
+  const int prim = exec.FindFunction("vm.builtin.check_prim_value_info");
   const int heap = exec.FindFunction("vm.builtin.alloc_shape_heap");
   for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
     const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
     if (in.op != VmOpcode::kCall) break;
     if (in.func_index == heap) continue;
-    if (in.func_index != check && in.func_index != match) break;
+    if (in.func_index != check && in.func_index != match && in.func_index != prim) break;
     if (in.args.empty() || in.args[0].kind != VmArgKind::kRegister || in.args[0].value < 0 ||
         in.args[0].value >= static_cast<int64_t>(inputs.size())) {
       continue;
@@ -278,6 +291,8 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
     VmInputInfo& input = inputs[static_cast<size_t>(in.args[0].value)];
     if (in.func_index == check) {
       ApplyCheckTensorInfo(exec, in, &input);
+    } else if (in.func_index == prim) {
+      ApplyCheckPrimValueInfo(exec, in, &input);
     } else {
       ApplyMatchShape(in, &input);
     }

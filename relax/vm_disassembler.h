@@ -71,10 +71,12 @@ struct VmInputInfo {
   bool has_dtype = false;
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> dims;  // -1 for a dimension that is not static; empty when unknown
+  bool is_scalar = false;     // an R.Prim parameter (check_prim_value_info): a value of `dtype`, no tensor
 };
 
-// The inputs of function `function` ("main"): its param_names, with the facts of check_tensor_info
-// and match_shape calls on registers 0..num_args-1 before the first call to anything else.
+// The inputs of function `function` ("main"): its param_names, with the facts of check_tensor_info,
+// check_prim_value_info and match_shape calls on registers 0..num_args-1 before the first call to
+// anything else.
 // NotFound when there is no such vm function.
 StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, const std::string& function = "main");
 

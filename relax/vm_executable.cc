@@ -371,6 +371,7 @@ StatusOr<VmExecutable> ParseVmExecutable(const uint8_t* data, size_t size, Const
                                          const std::string& section, uint64_t base_offset) {
   BinaryReader reader(data, size, section, base_offset);
   VmExecutable exec;
+  exec.dtype_codes = dialect == ConstantTagDialect::kFfiTypeIndex ? DTypeCodes::kDLPack : DTypeCodes::kTvmLegacy;
   SORUN_RETURN_IF_ERROR_CTX(reader.ReadU64(&exec.magic), "magic");
   if (exec.magic != kVmMagicV1 && exec.magic != kVmMagicV2) {
     return reader.ErrorAt(base_offset, "bad VM executable magic " + Hex(exec.magic) + " (expected " + Hex(kVmMagicV1) +

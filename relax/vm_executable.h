@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/data_type.h"
 
 namespace sorun {
 namespace relax {
@@ -117,6 +118,8 @@ struct VmExecutable {
   std::vector<int64_t> instr_data;
   uint64_t instr_data_offset = 0;           // byte offset of instr_data[0] (messages)
   std::vector<VmInstruction> instructions;  // decoded, one per instr_offset entry
+  // How its dtype constants number codes: DLPack 1.x for tvm-ffi type-index tags (TVM 0.21+).
+  DTypeCodes dtype_codes = DTypeCodes::kTvmLegacy;
 
   bool has_scope_section() const { return magic == kVmMagicV2; }
   // Index of the function named `name`, -1 if none.

@@ -104,12 +104,16 @@ Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
   const std::string what = "input '" + info.name + "'";
   SORUN_RETURN_IF_ERROR(CheckDLTensorFields(value, what));
   if (!IsCompact(value)) return InvalidArgument(what + ": strided tensors are not supported");
-  const bool dtype_ok = !program_->input_dtype_known(index) ||
-                        (value.dtype.code == info.dtype.code && value.dtype.bits == info.dtype.bits &&
-                         value.dtype.lanes == info.dtype.lanes);
+  // A bool input takes either spelling of bool (sorun's uint1, or DLPack 1.x's as numpy exports it).
+  const bool dtype_ok = !program_->input_dtype_known(index) || value.dtype == info.dtype ||
+                        (info.dtype == Bool() && IsBoolDType(value.dtype));
   // A parameter main never checks (params-as-inputs weights) has no dtype or shape to compare.
   const bool checked = !info.shape.empty() || program_->input_dtype_known(index);
   if (!checked) return Status::Ok();
+  if (program_->input_is_scalar(index) && (value.ndim != 0 || !dtype_ok)) {
+    return InvalidArgument(what + " is an R.Prim scalar: expected a 0-d tensor of " + DTypeToString(info.dtype) +
+                           ", got " + DescribeDLTensor(value));
+  }
   bool shape_ok = info.shape.empty() || static_cast<size_t>(value.ndim) == info.shape.size();
   for (size_t d = 0; shape_ok && d < info.shape.size(); ++d) {
     if (info.shape[d] >= 0 && value.shape[d] != info.shape[d]) shape_ok = false;
@@ -121,17 +125,32 @@ Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
   return Status::Ok();
 }
 
+DLDataType VmExecutor::ModelDType(int index, DLDataType given) const {
+  return program_->input_dtype_known(index) ? program_->input_model_dtype(index) : given;
+}
+
+StatusOr<Tensor> VmExecutor::AsApiTensor(const Tensor& t) const {
+  const DLDataType api = ApiDType(t.dtype(), program_->dtype_codes());
+  if (api == t.dtype()) return t;
+  return t.View(t.shape(), api);  // same bytes under sorun's spelling (a TVM 0.23+ bool)
+}
+
 Status VmExecutor::SetInput(int index, const DLTensor& value) {
   SORUN_VM_EXCLUSIVE();
+  return CopyInput(index, value);
+}
+
+Status VmExecutor::CopyInput(int index, const DLTensor& value) {
   SORUN_RETURN_IF_ERROR(CheckInput(index, value));
   VmValue& slot = inputs_[static_cast<size_t>(index)];
   std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
+  const DLDataType dtype = ModelDType(index, value.dtype);
   // Reuse the executor's own tensor when it has this shape and dtype (no allocation per request).
   const bool reuse = owned_input_[static_cast<size_t>(index)] && slot.kind() == VmValueKind::kTensor &&
-                     slot.tensor().shape() == shape && slot.tensor().dtype().code == value.dtype.code &&
-                     slot.tensor().dtype().bits == value.dtype.bits && slot.tensor().dtype().lanes == value.dtype.lanes;
+                     slot.tensor().shape() == shape && slot.tensor().dtype() == dtype;
   if (!reuse) {
-    auto t = Tensor::Empty(shape, value.dtype, devices_[0]);
+    // A scalar's value is read on the host when main is called.
+    auto t = Tensor::Empty(shape, dtype, program_->input_is_scalar(index) ? CpuDevice() : devices_[0]);
     if (!t.ok())
       return std::move(t).status().Annotate("input '" + program_->inputs()[static_cast<size_t>(index)].name + "'");
     slot = VmValue::FromTensor(*t);
@@ -148,6 +167,7 @@ Status VmExecutor::SetInput(std::string_view name, const DLTensor& value) {
 Status VmExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
   SORUN_VM_EXCLUSIVE();
   SORUN_RETURN_IF_ERROR(CheckInput(index, value));
+  if (program_->input_is_scalar(index)) return CopyInput(index, value);  // a value, read at Run: nothing to share
   const std::string what = "input '" + program_->inputs()[static_cast<size_t>(index)].name + "'";
   if (value.device.device_type != devices_[0].device_type || value.device.device_id != devices_[0].device_id) {
     return InvalidArgument(what + ": zero-copy binding needs a tensor on the executor's first device");
@@ -159,7 +179,8 @@ Status VmExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<
   }
   std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
   SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(value.shape, value.ndim, value.dtype));
-  SORUN_ASSIGN_OR_RETURN(Tensor t, Tensor::Wrap(data, nbytes, shape, value.dtype, value.device, std::move(owner)));
+  SORUN_ASSIGN_OR_RETURN(
+      Tensor t, Tensor::Wrap(data, nbytes, shape, ModelDType(index, value.dtype), value.device, std::move(owner)));
   inputs_[static_cast<size_t>(index)] = VmValue::FromTensor(t);
   owned_input_[static_cast<size_t>(index)] = false;
   return Status::Ok();
@@ -177,7 +198,7 @@ StatusOr<Tensor> VmExecutor::GetInput(int index) const {
   if (v.kind() != VmValueKind::kTensor) {
     return FailedPrecondition("input '" + program_->inputs()[static_cast<size_t>(index)].name + "' is not set");
   }
-  return v.tensor();
+  return AsApiTensor(v.tensor());
 }
 
 StatusOr<Tensor> VmExecutor::GetOutput(int index) const {
@@ -217,9 +238,26 @@ Status VmExecutor::RunMain() {
   }
   instructions_left_ = kMaxInstructionsPerRun;
   outputs_.clear();
-  SORUN_ASSIGN_OR_RETURN(VmValue ret,
-                         Invoke(program_->main_function(), inputs_.data(), static_cast<int>(inputs_.size()), 0));
+  const VmValue* args = inputs_.data();
+  if (program_->has_scalar_inputs()) {  // R.Prim parameters take the values of their 0-d tensors
+    main_args_.assign(inputs_.begin(), inputs_.end());
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (!program_->input_is_scalar(static_cast<int>(i))) continue;
+      auto v = ScalarValue(inputs_[i].tensor());
+      if (!v.ok()) return std::move(v).status().Annotate("input '" + program_->inputs()[i].name + "'");
+      main_args_[i] = *std::move(v);
+    }
+    args = main_args_.data();
+  }
+  SORUN_ASSIGN_OR_RETURN(VmValue ret, Invoke(program_->main_function(), args, static_cast<int>(inputs_.size()), 0));
   Status s = FlattenOutputs(ret, 0);
+  for (size_t i = 0; s.ok() && i < outputs_.size(); ++i) {
+    auto api = AsApiTensor(outputs_[i]);
+    if (api.ok())
+      outputs_[i] = *std::move(api);
+    else
+      s = std::move(api).status();
+  }
   if (!s.ok()) {
     outputs_.clear();
     return s;
@@ -231,6 +269,48 @@ Status VmExecutor::RunMain() {
     output_info_[i].dtype = outputs_[i].dtype();
   }
   return Status::Ok();
+}
+
+StatusOr<VmValue> VmExecutor::ScalarValue(const Tensor& t) {
+  const DLDataType d = t.dtype();
+  const uint8_t* p = t.data_as<const uint8_t>();
+  if (t.device().device_type != kDLCPU || t.ndim() != 0 || d.lanes != 1) {
+    return InvalidArgument("an R.Prim scalar needs a 0-d host tensor, got " + t.Describe());
+  }
+  if (IsBoolDType(d)) return VmValue::Int(*p != 0 ? 1 : 0);
+  auto load = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  if (d.code == kDLInt) {
+    switch (d.bits) {
+      case 8: return VmValue::Int(load(int8_t{}));
+      case 16: return VmValue::Int(load(int16_t{}));
+      case 32: return VmValue::Int(load(int32_t{}));
+      case 64: return VmValue::Int(load(int64_t{}));
+      default: break;
+    }
+  }
+  if (d.code == kDLUInt) {
+    switch (d.bits) {
+      case 8: return VmValue::Int(load(uint8_t{}));
+      case 16: return VmValue::Int(load(uint16_t{}));
+      case 32: return VmValue::Int(load(uint32_t{}));
+      case 64: {
+        const uint64_t v = load(uint64_t{});
+        if (v > static_cast<uint64_t>(INT64_MAX)) {
+          return OutOfRange("the R.Prim scalar " + std::to_string(v) + " does not fit the VM's int64");
+        }
+        return VmValue::Int(static_cast<int64_t>(v));
+      }
+      default: break;
+    }
+  }
+  if (d.code == kDLFloat && d.bits == 32) return VmValue::Float(load(float{}));
+  if (d.code == kDLFloat && d.bits == 64) return VmValue::Float(load(double{}));
+  return Unimplemented("an R.Prim scalar of dtype " + DTypeToString(d) +
+                       " (sorun passes int, uint, bool, float32 and "
+                       "float64 scalars)");
 }
 
 Status VmExecutor::FlattenOutputs(const VmValue& v, int depth) {

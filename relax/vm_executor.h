@@ -109,6 +109,15 @@ class VmExecutor {
   VmValue ArgValue(const VmArg& arg, const Frame& frame) const;
   const VmValue& Constant(int64_t index) const;
   Status CheckInput(int index, const DLTensor& value) const;
+  // The dtype input `index`'s tensor carries inside the VM: the one main checks for (the executable's
+  // own codes: a TVM 0.23+ bool stays DLPackBool() for its kernels), else the caller's `given`.
+  DLDataType ModelDType(int index, DLDataType given) const;
+  // SetInput without the concurrent-use guard (also SetInputZeroCopy's path for a scalar).
+  Status CopyInput(int index, const DLTensor& value);
+  // The value an R.Prim parameter receives: the element of the 0-d host tensor `t`.
+  static StatusOr<VmValue> ScalarValue(const Tensor& t);
+  // `t` as callers see it: a view with the API's dtype when the executable spells it differently.
+  StatusOr<Tensor> AsApiTensor(const Tensor& t) const;
   Status FlattenOutputs(const VmValue& v, int depth);
   // Per call site (pc) caches of what a builtin made, one entry per occurrence within a run.
   SiteCache& Site(int64_t pc);
@@ -119,7 +128,8 @@ class VmExecutor {
   std::shared_ptr<ThreadPool> thread_pool_;
   std::vector<VmValue> device_constants_;  // constants on a non-CPU devices[0] (empty on the CPU)
   std::vector<VmValue> inputs_;
-  std::vector<bool> owned_input_;  // inputs_[i] is this executor's tensor (SetInput), not a caller's
+  std::vector<VmValue> main_args_;  // inputs_ with R.Prim scalars as values (models that have them), reused
+  std::vector<bool> owned_input_;   // inputs_[i] is this executor's tensor (SetInput), not a caller's
   std::vector<Tensor> outputs_;
   std::vector<TensorInfo> output_info_;
   std::vector<std::unique_ptr<Frame>> frames_;     // frames_[depth], reused

@@ -76,8 +76,10 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
   for (const VmInputInfo& in : inputs) {
     TensorInfo info;
     info.name = in.name;
-    if (in.has_dtype) info.dtype = in.dtype;
-    if (!in.dims.empty()) {
+    if (in.has_dtype) info.dtype = ApiDType(in.dtype, p->exec_->dtype_codes);
+    if (in.is_scalar) {
+      p->has_scalar_inputs_ = true;  // shape stays [] (a 0-d tensor carries the value)
+    } else if (!in.dims.empty()) {
       info.shape = in.dims;
     } else if (in.ndim > kMaxInputNdim) {
       // check_tensor_info's ndim is an immediate of the bytecode: bound it before it sizes anything.
@@ -88,8 +90,11 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
     }
     p->inputs_.push_back(std::move(info));
     p->input_dtype_known_.push_back(in.has_dtype);
+    p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);
+    p->input_is_scalar_.push_back(in.is_scalar);
   }
   p->outputs_ = DescribeOutputs(*p->exec_, p->main_);
+  for (TensorInfo& out : p->outputs_) out.dtype = ApiDType(out.dtype, p->exec_->dtype_codes);
   return p;
 }
 

@@ -79,11 +79,20 @@ class VmProgram : public Object {
   KernelAbi abi() const { return abi_; }
   const std::string& path() const { return path_; }
   int main_function() const { return main_; }
+  // main's parameters, dtypes as sorun's API spells them (ApiDType: bool is Bool() in every generation).
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   // False for a parameter main never checks (its dtype in inputs() is a placeholder).
   bool input_dtype_known(int index) const { return input_dtype_known_[static_cast<size_t>(index)]; }
-  // Outputs as far as the bytecode says (dims -1 where computed at run time); empty when unknown.
+  // The dtype main's bytecode and kernels check input `index` for, in the executable's own codes
+  // (DLPackBool() for a TVM 0.23+ bool); inputs()[index].dtype when main does not check it.
+  DLDataType input_model_dtype(int index) const { return input_model_dtypes_[static_cast<size_t>(index)]; }
+  // True for an R.Prim parameter (main checks it with check_prim_value_info): callers give a 0-d tensor
+  // and main receives its value.
+  bool input_is_scalar(int index) const { return input_is_scalar_[static_cast<size_t>(index)]; }
+  bool has_scalar_inputs() const { return has_scalar_inputs_; }
+  // Outputs as far as the bytecode says (dims -1 where computed at run time, API dtypes); empty when unknown.
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  DTypeCodes dtype_codes() const { return exec_->dtype_codes; }
   uint64_t constant_bytes_in_place() const { return in_place_bytes_; }
   uint64_t constant_bytes_copied() const { return copied_bytes_; }
   int constants_copied() const { return copied_count_; }
@@ -104,6 +113,9 @@ class VmProgram : public Object {
   std::vector<VmValue> constants_;
   std::vector<TensorInfo> inputs_;
   std::vector<bool> input_dtype_known_;
+  std::vector<DLDataType> input_model_dtypes_;
+  std::vector<bool> input_is_scalar_;
+  bool has_scalar_inputs_ = false;
   std::vector<TensorInfo> outputs_;
   uint64_t in_place_bytes_ = 0;
   uint64_t copied_bytes_ = 0;

@@ -87,6 +87,23 @@ std::string DTypeToString(DLDataType t) {
   return s;
 }
 
+std::string DTypeToString(DLDataType t, DTypeCodes codes) {
+  if (codes == DTypeCodes::kTvmLegacy || t.code < kDLPackBoolCode) return DTypeToString(t);
+  if (t.code == kDLPackBoolCode && t.bits == 8 && t.lanes == 1) return "bool";
+  // DLPack 1.x's codes 7..17, as TVM 0.27 spells them (the bit width is part of the name).
+  static const char* const kNames[] = {"float8_e3m4",     "float8_e4m3",   "float8_e4m3b11fnuz", "float8_e4m3fn",
+                                       "float8_e4m3fnuz", "float8_e5m2",   "float8_e5m2fnuz",    "float8_e8m0fnu",
+                                       "float6_e2m3fn",   "float6_e3m2fn", "float4_e2m1fn"};
+  std::string s;
+  if (t.code >= 7 && t.code <= 17) {
+    s = kNames[t.code - 7];
+  } else {
+    s = "code" + std::to_string(t.code) + "_" + std::to_string(t.bits);
+  }
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
 const char* DeviceTypeName(int device_type) {
   switch (device_type) {
     case kDLCPU: return "cpu";

@@ -41,10 +41,30 @@ inline DLDataType Int64() { return MakeDType(kDLInt, 64); }
 inline DLDataType UInt8() { return MakeDType(kDLUInt, 8); }
 inline DLDataType Bool() { return MakeDType(kDLUInt, 1); }
 
+// How an artifact numbers the dtype codes above bfloat (4). TVM up to the tvm-ffi refactor, with its
+// graph JSON, params and legacy Relax executables, uses 6 / 7 for e4m3 / e5m2 float8 and spells bool
+// uint1 (sorun's API spells it so too: Bool()). tvm-ffi (TVM 0.21+) follows DLPack 1.x: 6 is bool with
+// 8 bits (what TVM 0.23+ writes for bool; numpy's DLPack export too), 7..17 the float8/6/4 kinds.
+enum class DTypeCodes { kTvmLegacy, kDLPack };
+inline constexpr uint8_t kDLPackBoolCode = 6;
+inline DLDataType DLPackBool() { return MakeDType(kDLPackBoolCode, 8); }
+// True for either spelling of bool a caller may hand over: Bool() (uint1) or DLPackBool().
+inline bool IsBoolDType(DLDataType t) {
+  return t.lanes == 1 && ((t.code == kDLUInt && t.bits == 1) || (t.code == kDLPackBoolCode && t.bits == 8));
+}
+// `t` as sorun's API spells it: DLPack 1.x's bool (under DTypeCodes::kDLPack) becomes Bool(); any
+// other dtype is returned unchanged. Both bools take one byte per element, so data copies as it is.
+inline DLDataType ApiDType(DLDataType t, DTypeCodes codes) {
+  return codes == DTypeCodes::kDLPack && t.code == kDLPackBoolCode && t.bits == 8 && t.lanes == 1 ? Bool() : t;
+}
+
 // Parses a TVM dtype string. Errors name the string.
 StatusOr<DLDataType> ParseDType(std::string_view text);
-// The TVM spelling of `t` ("float32", "uint8x4", "bool", "handle").
+// The TVM spelling of `t` ("float32", "uint8x4", "bool", "handle"), codes numbered as TVM up to 0.20 did.
 std::string DTypeToString(DLDataType t);
+// The same under `codes`: with DTypeCodes::kDLPack, 6/8 is "bool" and 7..17 are TVM 0.27's names
+// ("float8_e4m3fn", "float4_e2m1fn", ...).
+std::string DTypeToString(DLDataType t, DTypeCodes codes);
 // Bytes per element as TVM's storage planner computes them: (bits * lanes + 7) / 8.
 inline size_t DTypeBytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
 

@@ -11,6 +11,14 @@ namespace keys {
 // ---- Global registry ----
 // (int device_type, int device_id): makes a device current; called by host code before GPU work.
 inline constexpr char kSetDevice[] = "__tvm_set_device";
+// TVM's CPU sorting helpers, called by kernels (topi's extern calls for sort / argsort / topk on CPU
+// targets; runtime/sort_functions.h): (DLTensor* data, DLTensor* out, int axis, bool is_ascend), ...
+inline constexpr char kContribSort[] = "tvm.contrib.sort.sort";
+inline constexpr char kContribArgsort[] = "tvm.contrib.sort.argsort";
+// (data, DLTensor* int32 valid counts, DLTensor* int32 out, int axis, bool is_ascend)
+inline constexpr char kContribArgsortNms[] = "tvm.contrib.sort.argsort_nms";
+// (data, out values and/or out indices, int k, int axis, str ret_type "both"|"values"|"indices", bool is_ascend)
+inline constexpr char kContribTopk[] = "tvm.contrib.sort.topk";
 // Prefix of blob loaders: "runtime.module.loadbinary_<type_key>" (TVM v0.7+).
 inline constexpr char kLoadBinaryPrefix[] = "runtime.module.loadbinary_";
 // Pre-v0.7 spelling, also consulted when loading.

@@ -3,12 +3,15 @@
 their inputs and TVM's outputs.
 
 Run with the pinned TVM 0.27 venv (tests/interop/install_tvm027.sh):
-    ~/.cache/sorun/tvm027-venv/bin/python testdata/relax/make_relax_fixtures.py testdata/relax
+    ~/.cache/sorun/tvm027-venv/bin/python testdata/relax/make_relax_fixtures.py testdata/relax [NAME,...]
 Writes, all compiled for target "llvm" from seeded weights (numpy default_rng(17), drawn in this order):
   mlp.so        static MLP 16-32-10, weights as constants
   dyn_batch.so  dynamic batch n, tuple output (run with n = 3)
   tir_par.so    a TIR kernel with T.parallel and a 64 KiB workspace buffer
   cnn.so        conv2d+relu+max_pool+reshape (vm.builtin.reshape)+matmul+softmax
+  bool_if.so    a bool scalar input choosing an If branch, a bool output (TVM 0.23+ bool: DLPack code 6)
+  prim_scale.so an R.Prim("int64") parameter k (recorded with k = 3) passed on to a kernel: y = x * k
+  sort_topk.so  sort, argsort and topk on small integers (ties): kernels calling tvm.contrib.sort.*
 and for each <name>.so: <name>.input_<k>.npy (main's parameters) and <name>.output_<k>.npy (the flattened
 return value of main, depth-first, as run by relax.VirtualMachine(load_module(<name>.so), tvm.cpu())).
 The model builders are those of tests/interop/relax_models.py (the Relax interop job).
@@ -32,11 +35,18 @@ def main():
         ("dyn_batch", rm.dyn_batch_module(weights), [inputs.standard_normal((3, 8))]),
         ("tir_par", rm.tir_par_module(), [inputs.standard_normal((64, 256))]),
         ("cnn", rm.cnn_module(weights), [inputs.standard_normal((1, 3, 16, 16))]),
+        ("bool_if", rm.bool_if_module(), [inputs.standard_normal((4, 8)), np.array(True)]),
+        ("prim_scale", rm.prim_scale_module(), [inputs.standard_normal((4, 8)), np.array(3, "int64")]),
+        ("sort_topk", rm.sort_topk_module(), [inputs.integers(0, 5, (6, 16)).astype("float32")]),
     ]
+    scalars = {"prim_scale": [1]}  # R.Prim parameters: TVM takes them as Python numbers
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # e.g. "bool_if": one fixture, same inputs
     for name, mod, args in fixtures:
-        args = [a.astype("float32") for a in args]
+        if only and name not in only:
+            continue
+        args = [a.astype("float32") if a.dtype == np.float64 else a for a in args]
         path = rm.build_export(mod, os.path.join(out_dir, name + ".so"))
-        outputs = rm.tvm_reference(path, args)
+        outputs = rm.tvm_reference(path, args, scalars.get(name, []))
         rm.save_arrays(os.path.join(out_dir, name + "."), args, outputs)
         print("%s %d bytes, inputs %s, outputs %s" % (path, os.path.getsize(path), rm.input_names(mod),
                                                       [o.shape for o in outputs]))

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -225,6 +226,35 @@ TEST(GraphExecutorTest, ZeroCopyInputAndOutputIncludingReshapeAlias) {
   in.data_as<float>()[0] = 42.0f;
   ASSERT_TRUE((*e)->Run().ok());
   EXPECT_EQ(out.data_as<float>()[0], 42.0f);
+}
+
+// A bool entry (TVM 0.16's uint1) also takes DLPack 1.x's bool (code 6, 8 bits: numpy's and torch's
+// DLPack export), copied or bound, while the graph keeps its own dtype; uint8 is still refused.
+TEST(GraphExecutorTest, BoolEntriesTakeDLPackBool) {
+  GraphBuilder b;
+  int x = b.Input("mask", {4}, Bool());
+  b.Output(b.Reshape(x, {2, 2}));
+  auto spec = b.Build();
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*spec), Kernels(), {CpuDevice()}, nullptr);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto mask = Tensor::Empty({4}, DLPackBool(), CpuDevice());
+  ASSERT_TRUE(mask.ok());
+  const uint8_t bits[4] = {1, 0, 0, 1};
+  std::memcpy(mask->data(), bits, 4);
+  ASSERT_TRUE((*e)->SetInput(0, *mask->dl()).ok());
+  ASSERT_TRUE((*e)->Run().ok());
+  auto out = Tensor::Empty({2, 2}, DLPackBool(), CpuDevice());
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE((*e)->CopyOutputTo(0, *out->dl()).ok());
+  EXPECT_EQ(std::memcmp(out->data(), bits, 4), 0);
+  EXPECT_EQ((*e)->GetOutput(0)->dtype(), Bool());  // the graph's spelling
+  ASSERT_TRUE((*e)->SetInputZeroCopy(0, *mask->dl(), mask->node()).ok());
+  EXPECT_EQ((*e)->GetInput(0)->dtype(), Bool());
+  auto bytes = Tensor::Empty({4}, UInt8(), CpuDevice());
+  ASSERT_TRUE(bytes.ok());
+  Status s = (*e)->SetInput(0, *bytes->dl());
+  EXPECT_NE(s.message().find("expected bool[4], got uint8[4]"), std::string::npos) << s.message();
 }
 
 TEST(GraphExecutorTest, ZeroCopyChecks) {

@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TVM_RUN = os.path.join(ROOT, "tools", "interop", "tvm_run_packed.py")
 MODELS_PY = os.path.join(HERE, "tvm_models.py")
 
-CPU_MODELS = ["mlp", "multi_output", "resnet18", "mobilenet"]
+CPU_MODELS = ["mlp", "multi_output", "sort_topk", "resnet18", "mobilenet"]
 OPENCL_MODELS = ["mlp_opencl", "cnn_opencl"]
 VARIANT_MODELS = ["mlp_link_params", "mlp_system_lib"]
 ALL_MODELS = CPU_MODELS + OPENCL_MODELS + VARIANT_MODELS

@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from interop_test import Fail, Results, Skip, last_line, sh  # noqa: E402  (the interop job's reporting)
 
-MODELS_027 = ["mlp", "cnn", "cnn_fused", "onnx_cnn", "dyn_tuple", "tir_par", "mlp_params", "opencl_mlp"]
+MODELS_027 = ["mlp", "cnn", "cnn_fused", "onnx_cnn", "dyn_tuple", "tir_par", "mlp_params", "opencl_mlp", "bool_if",
+              "prim_scale", "sort_topk"]
 MODELS_016 = ["mlp", "cnn"]  # relax_models_016.MODELS
 MUTATIONS = ["opcode", "register", "length_short", "length_long"]
 OPENCL_RTOL, OPENCL_ATOL = 1e-5, 1e-6
@@ -288,8 +289,8 @@ class RelaxInterop:
         os.makedirs(out)
         script = ("import sys, numpy as np; sys.path.insert(0, %r); import relax_models as rm; "
                   "ins = [np.load('%s/input_%%d.npy' %% k) for k in range(%d)]; "
-                  "rm.save_arrays(%r, [], rm.tvm_reference(%r, ins))" % (
-                      HERE, d, len(m["inputs"]), out + os.sep, self.packed(mid)))
+                  "rm.save_arrays(%r, [], rm.tvm_reference(%r, ins, %r))" % (
+                      HERE, d, len(m["inputs"]), out + os.sep, self.packed(mid), m.get("scalar_inputs", [])))
         rc, so, err = sh([self.args.tvm027_python, "-c", script], timeout=120)
         if rc != 0:
             text = so + err

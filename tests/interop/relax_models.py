@@ -135,6 +135,44 @@ def tir_par_module():
     return bb.get()
 
 
+def sort_topk_module():
+    """x[6,16] -> sort (ascending, last axis), argsort (descending, int64), topk (k 4, axis 0, both, largest,
+    int32 indices): TVM lowers them on CPU to extern calls of tvm.contrib.sort.* inside the kernels, which
+    the runtime serves (runtime/sort_functions.h). Fed with small integers, so ties test the orderings."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", R.Tensor((6, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            s = bb.emit(relax.op.sort(x, axis=-1, descending=False))
+            a = bb.emit(relax.op.argsort(x, axis=-1, descending=True, dtype="int64"))
+            t = bb.emit(relax.op.topk(x, k=4, axis=0, ret_type="both", largest=True, dtype="int32"))
+            out = bb.emit_output(relax.Tuple([s, a, relax.TupleGetItem(t, 0), relax.TupleGetItem(t, 1)]))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def prim_scale_module():
+    """x[4,8] and an R.Prim("int64") scalar k -> call_tir of a hand-written kernel y = x * float(k): a scalar
+    parameter (vm.builtin.check_prim_value_info) passed on to a kernel as an int."""
+    from tvm.script import tirx as T  # noqa: N812  (TVM 0.27 only)
+
+    @T.prim_func
+    def scale(x: T.Buffer((4, 8), "float32"), k: T.int64, y: T.Buffer((4, 8), "float32")):
+        T.func_attr({"global_symbol": "scale", "tirx.noalias": True})
+        for i in range(4):
+            for j in range(8):
+                y[i, j] = x[i, j] * T.Cast("float32", k)
+
+    bb = relax.BlockBuilder()
+    gv = bb.add_func(scale, "scale")
+    x = relax.Var("x", R.Tensor((4, 8), "float32"))
+    k = relax.Var("k", R.Prim("int64"))
+    with bb.function("main", [x, k]):
+        out = bb.emit(relax.call_tir(gv, [x, k], R.Tensor((4, 8), "float32")))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def onnx_cnn_model(rng):
     """An ONNX CNN built with onnx.helper: Conv+BN+Relu, MaxPool, a residual Conv+Add+Relu,
     ReduceMean over H,W (global pool), Gemm, Softmax. Input "input" [1,3,16,16]."""
@@ -175,6 +213,23 @@ def onnx_cnn_model(rng):
     return model
 
 
+def bool_if_module():
+    """x[4,8], c (a bool scalar) -> if c: y = x + x else y = x * x; returns (y, y > 0.5): a bool input,
+    If/Goto control flow and a bool output (TVM 0.23+ spells bool as DLPack 1.x does: code 6, 8 bits)."""
+    @tvm.script.ir_module
+    class BoolIf:
+        @R.function
+        def main(x: R.Tensor((4, 8), "float32"), c: R.Tensor((), "bool")):
+            if c:
+                y = R.add(x, x)
+            else:
+                y = R.multiply(x, x)
+            m = R.greater(y, R.const(0.5, "float32"))
+            return (y, m)
+
+    return BoolIf
+
+
 # ---------------------------------------------------------------------------------------------------
 # Building, running in TVM, writing the reference
 
@@ -205,10 +260,11 @@ def flatten(value):
     return out
 
 
-def tvm_reference(so_path, inputs):
-    """TVM's outputs for inputs: relax.VirtualMachine(load_module(so_path), tvm.cpu())["main"](...)."""
+def tvm_reference(so_path, inputs, scalars=()):
+    """TVM's outputs for inputs: relax.VirtualMachine(load_module(so_path), tvm.cpu())["main"](...). The
+    inputs at the indices `scalars` (R.Prim parameters, stored as 0-d arrays) are passed as Python numbers."""
     vm = relax.VirtualMachine(tvm.runtime.load_module(so_path), tvm.cpu())
-    return flatten(vm["main"](*[_to_tensor(a) for a in inputs]))
+    return flatten(vm["main"](*[a.item() if k in scalars else _to_tensor(a) for k, a in enumerate(inputs)]))
 
 
 def save_arrays(prefix, inputs, outputs):
@@ -234,7 +290,8 @@ def _cnn_input(rng):
 
 # Models built from another model's weights and inputs (so their outputs can be compared directly).
 SAME_WEIGHTS = {"cnn_fused": "cnn", "opencl_mlp": "mlp"}
-MODELS = ["mlp", "cnn", "cnn_fused", "onnx_cnn", "dyn_tuple", "tir_par", "mlp_params", "opencl_mlp"]
+MODELS = ["mlp", "cnn", "cnn_fused", "onnx_cnn", "dyn_tuple", "tir_par", "mlp_params", "opencl_mlp", "bool_if",
+          "prim_scale", "sort_topk"]
 
 
 def make(name):
@@ -261,6 +318,13 @@ def make(name):
     if name == "dyn_tuple":
         mod = dyn_batch_module(rng)
         return mod, [rng.standard_normal((3, 8)).astype("float32")], {}, {"batch": 3}
+    if name == "bool_if":
+        return bool_if_module(), [rng.standard_normal((4, 8)).astype("float32"), np.array(True)], {}, {}
+    if name == "sort_topk":
+        return sort_topk_module(), [rng.integers(0, 5, (6, 16)).astype("float32")], {}, {}
+    if name == "prim_scale":
+        x = rng.standard_normal((4, 8)).astype("float32")
+        return prim_scale_module(), [x, np.array(3, "int64")], {}, {"scalar_inputs": [1]}
     if name == "tir_par":
         return tir_par_module(), [rng.standard_normal((64, 256)).astype("float32")], {}, {}
     raise ValueError("unknown model %r (known: %s)" % (name, ", ".join(MODELS)))
@@ -275,10 +339,11 @@ def build_one(out_root, name, make_fn=None, cpu_target=CPU_TARGET):
     opts.setdefault("target", cpu_target)
     so = build_export(mod, os.path.join(d, "model.so"), **opts)
     device = "cpu" if tvm.target.Target(opts["target"]).kind.name == "llvm" else "opencl"
+    scalars = extra.get("scalar_inputs", [])
     if device == "cpu":
-        outputs = tvm_reference(so, inputs)
+        outputs = tvm_reference(so, inputs, scalars)
     else:  # TVM's wheel has no OpenCL runtime: the reference is the CPU build of the same model
-        outputs = tvm_reference(build_export(mod, os.path.join(d, "reference_cpu.so"), cpu_target), inputs)
+        outputs = tvm_reference(build_export(mod, os.path.join(d, "reference_cpu.so"), cpu_target), inputs, scalars)
     save_arrays(d + os.sep, inputs, outputs)
     meta = {"name": name, "inputs": input_names(mod), "device": device, "tvm": tvm.__version__,
             "num_outputs": len(outputs), "build_seconds": round(time.time() - t0, 2)}

@@ -94,6 +94,24 @@ def multi_output():
     return _module([x, idx, w, h], out), params, inputs
 
 
+def sort_topk():
+    """sort, argsort (descending, int64) and topk (k 3, both) on small integers (ties): TVM lowers them on CPU
+    to extern calls of tvm.contrib.sort.* that the kernels make through the runtime's global registry."""
+    from tvm import relay
+    import numpy as np
+
+    x = relay.var("data", shape=(5, 12), dtype="float32")
+    top = relay.topk(x, k=3, axis=0, ret_type="both", is_ascend=False, dtype="int32")
+    out = relay.Tuple([
+        relay.sort(x, axis=-1, is_ascend=True),
+        relay.argsort(x, axis=-1, is_ascend=False, dtype="int64"),
+        top[0],
+        top[1],
+    ])
+    inputs = {"data": np.random.RandomState(7).randint(0, 4, (5, 12)).astype("float32")}
+    return _module([x], out), {}, inputs
+
+
 def cnn():
     """conv3x3+bias+relu, max-pool, strided conv3x3+bias+relu, global average pool, dense."""
     from tvm import relay
@@ -180,6 +198,7 @@ def _module(args, body):
 MODELS = {
     "mlp": (mlp, "llvm"),
     "multi_output": (multi_output, "llvm"),
+    "sort_topk": (sort_topk, "llvm"),
     "resnet18": (resnet18, "llvm"),
     "mobilenet": (mobilenet, "llvm"),
     "mlp_opencl": (mlp, "opencl"),

@@ -9,7 +9,7 @@ import pytest
 import sorun
 
 # model -> number of outputs (main's return value, flattened)
-RELAX = {"mlp": 1, "cnn": 1, "dyn_batch": 2, "tir_par": 1, "legacy_mlp": 1}
+RELAX = {"mlp": 1, "cnn": 1, "dyn_batch": 2, "tir_par": 1, "sort_topk": 4, "legacy_mlp": 1}
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +42,18 @@ def test_relax_dynamic_batch_and_bad_input(relax_dir):
     assert [np.asarray(o).shape for o in out] == [(5, 4), (5, 4)]
     with pytest.raises(sorun.InvalidArgumentError, match="input 'x'"):
         ex(x=np.zeros((5, 9), np.float32))
+
+
+def test_relax_bool_input_and_output(relax_dir):
+    """TVM 0.27 writes bool as DLPack's code 6: Python sees numpy bool in and out, either branch of main's If."""
+    model = sorun.load(os.path.join(relax_dir, "bool_if.so"))
+    assert [(i.name, i.dtype) for i in model.inputs] == [("x", "float32"), ("c", "bool")]
+    x = np.load(os.path.join(relax_dir, "bool_if.input_0.npy"))
+    ex = model.executor()
+    y, m = ex(x=x, c=np.array(True))
+    np.testing.assert_array_equal(np.asarray(y), np.load(os.path.join(relax_dir, "bool_if.output_0.npy")))
+    assert np.asarray(m).dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(m), np.load(os.path.join(relax_dir, "bool_if.output_1.npy")))
+    y, m = ex(x=x, c=np.array(False))
+    np.testing.assert_array_equal(np.asarray(y), x * x)
+    np.testing.assert_array_equal(np.asarray(m), x * x > 0.5)

@@ -83,7 +83,7 @@ TEST_P(RelaxModelTest, MatchesTvmBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RelaxModelTest,
                          ::testing::Values(Case{"mlp", 1}, Case{"cnn", 1}, Case{"dyn_batch", 2}, Case{"tir_par", 1},
-                                           Case{"legacy_mlp", 1}),
+                                           Case{"sort_topk", 4}, Case{"legacy_mlp", 1}),
                          [](const auto& info) { return info.param.model; });
 
 StatusOr<ObjectPtr<relax::VmProgram>> ProgramOf(const std::string& path) {
@@ -105,6 +105,82 @@ TEST(RelaxVmTest, SignatureFromTheBytecode) {
   ASSERT_EQ(mlp->outputs().size(), 1u);
   EXPECT_EQ(mlp->outputs()[0].shape, (std::vector<int64_t>{1, 10}));
   EXPECT_EQ(DataTypeName(mlp->outputs()[0].dtype), "float32");
+}
+
+// TVM 0.23+ spells bool as DLPack 1.x does (code 6, 8 bits; TVM 0.16 read those bits as e4m3_float8).
+// bool_if.so takes a bool scalar that picks an If branch and returns a bool tensor: the API shows both
+// as "bool" (Bool()), takes either spelling of bool as input, and the kernels still see their own.
+TEST(RelaxVmTest, BoolInputsAndOutputsOfTvm027) {
+  auto model = Model::Load(Fixture("bool_if.so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->inputs().size(), 2u);
+  EXPECT_EQ(model->inputs()[1].name, "c");
+  EXPECT_EQ(DataTypeName(model->inputs()[1].dtype), "bool");
+  EXPECT_TRUE(model->inputs()[1].shape.empty());
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  Tensor x = ReadNpy("bool_if.input_0.npy");
+  Tensor c = ReadNpy("bool_if.input_1.npy");  // numpy's True, read as Bool()
+  ASSERT_EQ(c.dtype(), Bool());
+  auto outputs = exec->Run({{"x", x.dl()}, {"c", c.dl()}});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  ASSERT_EQ(outputs->size(), 2u);
+  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("bool_if.output_0.npy")));
+  EXPECT_TRUE(SameBytes((*outputs)[1], ReadNpy("bool_if.output_1.npy")));
+  EXPECT_EQ(DataTypeName((*outputs)[1].dtype()), "bool");
+  EXPECT_EQ(DataTypeName(exec->outputs()[1].dtype), "bool");
+
+  // False, in DLPack's spelling (as numpy's __dlpack__ gives it): the other branch, y = x * x.
+  auto no = NDArray::Empty({}, DLPackBool());
+  ASSERT_TRUE(no.ok());
+  *static_cast<uint8_t*>(no->data()) = 0;
+  outputs = exec->Run({{"x", x.dl()}, {"c", &no->dl()}});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  const float* xs = x.data_as<float>();
+  const float* ys = static_cast<const float*>((*outputs)[0].data());
+  const uint8_t* ms = static_cast<const uint8_t*>((*outputs)[1].data());
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(ys[i], xs[i] * xs[i]) << i;
+    EXPECT_EQ(ms[i], xs[i] * xs[i] > 0.5f ? 1 : 0) << i;
+  }
+  auto not_bool = NDArray::Empty({}, UInt8());
+  ASSERT_TRUE(not_bool.ok());
+  EXPECT_ERROR(exec->SetInput("c", not_bool->dl()), StatusCode::kInvalidArgument, "input 'c'", "bool");
+}
+
+// An R.Prim("int64") parameter: the API shows a 0-d int64 input, takes it as a 0-d tensor and main
+// receives its value (which prim_scale.so's kernel multiplies x by). Other shapes and dtypes are refused.
+TEST(RelaxVmTest, PrimScalarInputsAreZeroDimTensors) {
+  auto model = Model::Load(Fixture("prim_scale.so"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->inputs().size(), 2u);
+  EXPECT_EQ(model->inputs()[1].name, "k");
+  EXPECT_EQ(DataTypeName(model->inputs()[1].dtype), "int64");
+  EXPECT_TRUE(model->inputs()[1].shape.empty());
+  auto exec = model->NewExecutor();
+  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
+  Tensor x = ReadNpy("prim_scale.input_0.npy");
+  Tensor k = ReadNpy("prim_scale.input_1.npy");  // 3
+  auto outputs = exec->Run({{"x", x.dl()}, {"k", k.dl()}});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("prim_scale.output_0.npy")));
+
+  auto minus_two = NDArray::Empty({}, Int64());
+  ASSERT_TRUE(minus_two.ok());
+  *minus_two->data_as<int64_t>() = -2;
+  ASSERT_TRUE(exec->SetInputZeroCopy("k", minus_two->dl()).ok());  // a scalar is read, not shared
+  *minus_two->data_as<int64_t>() = 5;                              // so this does not change the run
+  ASSERT_TRUE(exec->Run().ok());
+  auto y = exec->GetOutput(0);
+  ASSERT_TRUE(y.ok());
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y->data_as<float>()[i], x.data_as<float>()[i] * -2.0f) << i;
+
+  auto one_d = NDArray::Empty({1}, Int64());
+  auto int32 = NDArray::Empty({}, Int32());
+  ASSERT_TRUE(one_d.ok() && int32.ok());
+  EXPECT_ERROR(exec->SetInput("k", one_d->dl()), StatusCode::kInvalidArgument, "'k' is an R.Prim scalar",
+               "0-d tensor of int64", "int64[1]");
+  EXPECT_ERROR(exec->SetInput("k", int32->dl()), StatusCode::kInvalidArgument, "'k'", "int64", "int32[]");
 }
 
 // TVM writes constants at arbitrary offsets: sorun copies the unaligned ones once; after `sorun pack`

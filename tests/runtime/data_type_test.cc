@@ -26,6 +26,27 @@ TEST(DataTypeTest, ParsesTvmSpellings) {
   }
 }
 
+// tvm-ffi executables (TVM 0.21+) number codes as DLPack 1.x: 6 is an 8-bit bool (TVM 0.23+), 7..17 the
+// float8/6/4 kinds under TVM 0.27's names; the classic numbering reads the same bits as e4m3_float8.
+TEST(DataTypeTest, DLPackCodesNameBoolAndTheNarrowFloats) {
+  EXPECT_EQ(DTypeToString(DLPackBool(), DTypeCodes::kDLPack), "bool");
+  EXPECT_EQ(DTypeToString(DLPackBool(), DTypeCodes::kTvmLegacy), "e4m3_float8");
+  EXPECT_EQ(DTypeToString(Bool(), DTypeCodes::kDLPack), "bool");  // TVM 0.21 / 0.22 still wrote uint1
+  EXPECT_EQ(DTypeToString(MakeDType(10, 8), DTypeCodes::kDLPack), "float8_e4m3fn");
+  EXPECT_EQ(DTypeToString(MakeDType(12, 8, 4), DTypeCodes::kDLPack), "float8_e5m2x4");
+  EXPECT_EQ(DTypeToString(MakeDType(17, 4), DTypeCodes::kDLPack), "float4_e2m1fn");
+  EXPECT_EQ(DTypeToString(MakeDType(40, 8), DTypeCodes::kDLPack), "code40_8");
+  EXPECT_EQ(DTypeToString(Float32(), DTypeCodes::kDLPack), "float32");
+
+  EXPECT_EQ(ApiDType(DLPackBool(), DTypeCodes::kDLPack), Bool());
+  EXPECT_EQ(ApiDType(DLPackBool(), DTypeCodes::kTvmLegacy), DLPackBool());  // e4m3_float8 there
+  EXPECT_EQ(ApiDType(Int32(), DTypeCodes::kDLPack), Int32());
+  EXPECT_TRUE(IsBoolDType(Bool()));
+  EXPECT_TRUE(IsBoolDType(DLPackBool()));
+  EXPECT_FALSE(IsBoolDType(UInt8()));
+  EXPECT_FALSE(IsBoolDType(MakeDType(kDLPackBoolCode, 8, 4)));
+}
+
 TEST(DataTypeTest, RejectsUnknownWithTheName) {
   for (const char* bad : {"float31", "int", "int0", "qint8", "float32x", "float32x0", "int999", "f32"}) {
     auto t = ParseDType(bad);

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "base/half.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/environment.h"
@@ -42,21 +43,6 @@ uint16_t FloatToHalf(float f) {
   uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
   if (mant & 0x1000u) ++h;
   return static_cast<uint16_t>(h);
-}
-
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    f = mant ? NAN : INFINITY;
-  } else {
-    f = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
-  }
-  return sign ? -f : f;
 }
 
 }  // namespace

@@ -141,6 +141,8 @@ std::string Shape(const std::vector<int64_t>& shape) {
 }
 
 std::string Dims(const relax::VmInputInfo& in) {
+  if (in.is_scalar) return "R.Prim scalar (give a 0-d tensor)";
+  if (in.dims.empty() && in.ndim == 0) return "[]";
   if (in.dims.empty()) return in.ndim < 0 ? "shape unknown" : std::to_string(in.ndim) + "-d, dims unknown";
   return SignatureShapeToString(in.dims);
 }
@@ -242,6 +244,7 @@ StatusOr<bool> InspectRelaxExport(const ModelFile& file, bool disassemble, Inspe
   r.root_type_key = root_module.type_key;
   Summarize(*exec, &r);
   r.outputs = relax::DescribeOutputs(*exec, exec->FindFunction("main"));
+  r.dtype_codes = exec->dtype_codes;
   const relax::RelaxLibraryFacts facts =
       relax::RelaxLibraryFactsFromSymbols(generation, file.host_functions(), ImportedNames(file));
   r.system_lib = facts.system_lib;
@@ -285,7 +288,7 @@ std::string RelaxInspectionToText(const RelaxInspection& r) {
   } else {
     TextTable in("  ");
     for (const relax::VmInputInfo& i : r.inputs) {
-      in.AddRow({i.name, i.has_dtype ? DTypeToString(i.dtype) : "dtype unknown", Dims(i)});
+      in.AddRow({i.name, i.has_dtype ? DTypeToString(i.dtype, r.dtype_codes) : "dtype unknown", Dims(i)});
     }
     out += in.Render();
   }
@@ -295,7 +298,7 @@ std::string RelaxInspectionToText(const RelaxInspection& r) {
   } else {
     TextTable outs("  ");
     for (const TensorInfo& o : r.outputs)
-      outs.AddRow({o.name, DTypeToString(o.dtype), SignatureShapeToString(o.shape)});
+      outs.AddRow({o.name, DTypeToString(o.dtype, r.dtype_codes), SignatureShapeToString(o.shape)});
     out += outs.Render();
   }
 
@@ -310,7 +313,7 @@ std::string RelaxInspectionToText(const RelaxInspection& r) {
   TextTable consts("  ");
   consts.AlignRight(2);
   for (const RelaxTensorConstant& t : r.tensors) {
-    consts.AddRow({"c[" + std::to_string(t.index) + "]", DTypeToString(t.dtype) + Shape(t.shape),
+    consts.AddRow({"c[" + std::to_string(t.index) + "]", DTypeToString(t.dtype, r.dtype_codes) + Shape(t.shape),
                    std::to_string(t.bytes) + " B", "alignment " + std::to_string(t.alignment),
                    t.aligned() ? "" : "NOT 64-byte aligned"});
   }
@@ -376,7 +379,7 @@ void WriteRelaxInspectionJson(JsonWriter& w, const RelaxInspection& r) {
     WriteJsonString(w, i.name);
     w.Key("dtype");
     if (i.has_dtype) {
-      WriteJsonString(w, DTypeToString(i.dtype));
+      WriteJsonString(w, DTypeToString(i.dtype, r.dtype_codes));
     } else {
       w.Null();
     }
@@ -384,6 +387,8 @@ void WriteRelaxInspectionJson(JsonWriter& w, const RelaxInspection& r) {
     w.Int64(i.ndim);
     w.Key("dims");  // -1: not static
     WriteJsonShape(w, i.dims);
+    w.Key("scalar");  // an R.Prim value: given as a 0-d tensor
+    w.Bool(i.is_scalar);
     w.EndObject();
   }
   w.EndArray();
@@ -402,7 +407,7 @@ void WriteRelaxInspectionJson(JsonWriter& w, const RelaxInspection& r) {
     w.Key("index");
     w.Uint64(t.index);
     w.Key("dtype");
-    WriteJsonString(w, DTypeToString(t.dtype));
+    WriteJsonString(w, DTypeToString(t.dtype, r.dtype_codes));
     w.Key("shape");
     WriteJsonShape(w, t.shape);
     w.Key("bytes");

@@ -59,8 +59,9 @@ struct RelaxInspection {
   std::vector<RelaxFunctionSummary> functions;
   std::vector<relax::VmInputInfo> inputs;  // main's
   std::vector<TensorInfo> outputs;         // main's return value flattened (relax::DescribeOutputs); may be empty
-  std::string inputs_note;                 // why there are none (no vm function 'main'), else ""
-  uint64_t num_constants = 0;              // every kind
+  DTypeCodes dtype_codes = DTypeCodes::kTvmLegacy;  // how the executable numbers dtypes (names them)
+  std::string inputs_note;                          // why there are none (no vm function 'main'), else ""
+  uint64_t num_constants = 0;                       // every kind
   std::vector<RelaxTensorConstant> tensors;
   uint64_t tensor_bytes = 0;
   std::vector<relax::CalleeInfo> callees;  // the function table, classified
