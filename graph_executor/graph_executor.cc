@@ -636,7 +636,11 @@ std::vector<TensorInfo> DescribeGraphOutputs(const GraphSpec& graph) {
   out.reserve(graph.heads.size());
   for (const GraphEntryRef& h : graph.heads) {
     const uint32_t eid = graph.entry_id(h);
-    out.push_back(TensorInfo{graph.nodes[h.node_id].name, graph.shape[eid], graph.dltype[eid], false});
+    // The node's name for its output 0, "name:<index>" for the others (a topk node's values and indices):
+    // the keys GetOutputIndex finds, unique per entry (plan validation checks it).
+    const std::string& node = graph.nodes[h.node_id].name;
+    out.push_back(TensorInfo{h.index == 0 ? node : node + ":" + std::to_string(h.index), graph.shape[eid],
+                             graph.dltype[eid], false});
   }
   return out;
 }

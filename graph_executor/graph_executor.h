@@ -42,7 +42,8 @@
 namespace sorun {
 
 // Inputs (the graph's arg_nodes, parameters included: is_param when `weights` has the name) and
-// outputs of `graph`, read without an executor. `weights` may be null.
+// outputs of `graph`, read without an executor. `weights` may be null. An output is named after its
+// node, with ":<index>" for a node's outputs after the first.
 std::vector<TensorInfo> DescribeGraphInputs(const GraphSpec& graph, const SharedWeights* weights);
 std::vector<TensorInfo> DescribeGraphOutputs(const GraphSpec& graph);
 

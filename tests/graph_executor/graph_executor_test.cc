@@ -16,6 +16,7 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/graph_executor_module.h"
+#include "graph_executor/graph_json.h"
 #include "graph_executor/register.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
@@ -255,6 +256,34 @@ TEST(GraphExecutorTest, BoolEntriesTakeDLPackBool) {
   ASSERT_TRUE(bytes.ok());
   Status s = (*e)->SetInput(0, *bytes->dl());
   EXPECT_NE(s.message().find("expected bool[4], got uint8[4]"), std::string::npos) << s.message();
+}
+
+// A node with two outputs as two heads (TVM's topk: values and indices): output info names them
+// "topk" and "topk:1", the keys GetOutputIndex finds, so no two outputs share a name (Triton configs
+// are keyed by it).
+TEST(GraphExecutorTest, OutputsOfOneNodeHaveDistinctNames) {
+  const char kJson[] = R"({
+    "nodes": [
+      {"op": "null", "name": "data", "inputs": []},
+      {"op": "tvm_op", "name": "topk", "attrs": {"func_name": "sorun_topk", "num_inputs": "1",
+        "num_outputs": "2", "flatten_data": "0"}, "inputs": [[0, 0, 0]]}
+    ],
+    "arg_nodes": [0],
+    "heads": [[1, 0, 0], [1, 1, 0]],
+    "attrs": {
+      "dltype": ["list_str", ["float32", "float32", "int32"]],
+      "storage_id": ["list_int", [0, 1, 2]],
+      "shape": ["list_shape", [[2, 8], [2, 3], [2, 3]]]
+    },
+    "node_row_ptr": [0, 1, 3]
+  })";
+  auto g = GraphSpec::Parse(kJson);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::vector<TensorInfo> outputs = DescribeGraphOutputs(*g);
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].name, "topk");
+  EXPECT_EQ(outputs[1].name, "topk:1");
+  EXPECT_EQ(outputs[1].dtype, Int32());
 }
 
 TEST(GraphExecutorTest, ZeroCopyChecks) {
