@@ -442,10 +442,8 @@ Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* 
   const auto& shape = g.shape[eid];
   bool same_shape =
       v.ndim == static_cast<int>(shape.size()) && (v.ndim == 0 || std::equal(shape.begin(), shape.end(), v.shape));
-  // A bool entry also takes DLPack 1.x's spelling of bool (numpy's and torch's DLPack export): the same
-  // bytes, and kernels keep seeing the graph's dtype (entries and kernel arguments carry it).
-  const bool same_dtype = v.dtype == g.dltype[eid] || (g.dltype[eid] == Bool() && v.dtype == DLPackBool());
-  if (!same_dtype || !same_shape) {
+  // Kernels keep seeing the graph's dtype (entries and kernel arguments carry it).
+  if (!DTypeAccepts(g.dltype[eid], v.dtype) || !same_shape) {
     return InvalidArgument(std::string(what) + ": expected " + DTypeToString(g.dltype[eid]) +
                            ShapeToString(shape.data(), static_cast<int>(shape.size())) + ", got " +
                            DTypeToString(v.dtype) + ShapeToString(v.shape, v.ndim));

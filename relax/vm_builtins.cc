@@ -294,7 +294,7 @@ StatusOr<VmValue> VmExecutor::CallBuiltin(const VmCallee& callee, const VmInstru
       SORUN_RETURN_IF_ERROR(want(0, VmValueKind::kTensor));
       Tensor t = a[0].tensor();
       const DLDataType dt = t.dtype();
-      if ((dt.code != kDLInt && dt.code != kDLUInt && dt.code != 6 /* kDLBool */) || t.num_elements() < 1 ||
+      if ((dt.code != kDLInt && dt.code != kDLUInt && dt.code != kDLPackBoolCode) || t.num_elements() < 1 ||
           (dt.bits != 1 && dt.bits != 8 && dt.bits != 16 && dt.bits != 32 && dt.bits != 64)) {
         return InvalidArgument("if condition " + t.Describe() + " is not an integer scalar");
       }

@@ -104,9 +104,7 @@ Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
   const std::string what = "input '" + info.name + "'";
   SORUN_RETURN_IF_ERROR(CheckDLTensorFields(value, what));
   if (!IsCompact(value)) return InvalidArgument(what + ": strided tensors are not supported");
-  // A bool input takes either spelling of bool (sorun's uint1, or DLPack 1.x's as numpy exports it).
-  const bool dtype_ok = !program_->input_dtype_known(index) || value.dtype == info.dtype ||
-                        (info.dtype == Bool() && IsBoolDType(value.dtype));
+  const bool dtype_ok = !program_->input_dtype_known(index) || DTypeAccepts(info.dtype, value.dtype);
   // A parameter main never checks (params-as-inputs weights) has no dtype or shape to compare.
   const bool checked = !info.shape.empty() || program_->input_dtype_known(index);
   if (!checked) return Status::Ok();

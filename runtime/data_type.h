@@ -52,6 +52,12 @@ inline DLDataType DLPackBool() { return MakeDType(kDLPackBoolCode, 8); }
 inline bool IsBoolDType(DLDataType t) {
   return t.lanes == 1 && ((t.code == kDLUInt && t.bits == 1) || (t.code == kDLPackBoolCode && t.bits == 8));
 }
+// True when a caller's tensor of dtype `given` may stand for a model's `expected`: the same dtype, or
+// DLPack 1.x's bool (numpy's and torch's DLPack export) for a bool input. Both take one byte per element,
+// so the bytes copy or bind as they are while the model keeps its own dtype. The one rule of both executors.
+inline bool DTypeAccepts(DLDataType expected, DLDataType given) {
+  return given == expected || (expected == Bool() && given == DLPackBool());
+}
 // `t` as sorun's API spells it: DLPack 1.x's bool (under DTypeCodes::kDLPack) becomes Bool(); any
 // other dtype is returned unchanged. Both bools take one byte per element, so data copies as it is.
 inline DLDataType ApiDType(DLDataType t, DTypeCodes codes) {

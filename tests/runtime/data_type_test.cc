@@ -45,6 +45,10 @@ TEST(DataTypeTest, DLPackCodesNameBoolAndTheNarrowFloats) {
   EXPECT_TRUE(IsBoolDType(DLPackBool()));
   EXPECT_FALSE(IsBoolDType(UInt8()));
   EXPECT_FALSE(IsBoolDType(MakeDType(kDLPackBoolCode, 8, 4)));
+  EXPECT_TRUE(DTypeAccepts(Bool(), DLPackBool()));
+  EXPECT_TRUE(DTypeAccepts(Float32(), Float32()));
+  EXPECT_FALSE(DTypeAccepts(DLPackBool(), Bool()));  // legacy e4m3_float8 there: only a bool takes both
+  EXPECT_FALSE(DTypeAccepts(Bool(), UInt8()));
 }
 
 TEST(DataTypeTest, RejectsUnknownWithTheName) {
