@@ -11,6 +11,7 @@ Python). Paths come from the environment the runner sets:
 Every server listens on 127.0.0.1 only, on ports picked free at start, and is stopped (SIGTERM, then
 SIGKILL after 20 s) by its own pid when its test ends.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -180,6 +181,21 @@ def start_server():
         rc = server.stop()
         # A crash (signal) fails the test that owned the server, whatever it asserted.
         assert rc is not None and rc >= 0, "tritonserver died with signal %d; log %s" % (-rc, server.log_path)
+
+
+@contextlib.contextmanager
+def settled_server(repo, name):
+    """A TritonServer on `repo` whose every model loaded (READY, else the failures are listed), stopped on
+    exit; a server that dies of a signal fails the owner. For module-scoped fixtures."""
+    server = TritonServer(repo, name=name)
+    try:
+        index = server.wait_until_settled()
+        not_ready = {n: m.get("reason") for n, m in index.items() if m.get("state") != "READY"}
+        assert not not_ready, "models failed to load: %s" % not_ready
+        yield server
+    finally:
+        rc = server.stop()
+        assert rc is not None and rc >= 0, "tritonserver died with signal %d" % -rc
 
 
 # --- model repositories ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from conftest import (TRITON_DTYPES, TritonServer, add_model, explicit_config, record_measurement, sorun_inspect,
+from conftest import (TRITON_DTYPES, add_model, explicit_config, record_measurement, settled_server, sorun_inspect,
                       sorun_run, zoo_path)
 
 # Every CPU model of the zoo (big256 is served by test_load.py; mlp_cuda needs a GPU). chain10k's
@@ -40,15 +40,8 @@ def zoo_repo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def zoo_server(zoo_repo):
-    server = TritonServer(zoo_repo, name="zoo")
-    try:
-        index = server.wait_until_settled()
-        not_ready = {n: m.get("reason") for n, m in index.items() if m.get("state") != "READY"}
-        assert not not_ready, "models failed to load: %s" % not_ready
+    with settled_server(zoo_repo, "zoo") as server:
         yield server
-    finally:
-        rc = server.stop()
-        assert rc is not None and rc >= 0, "tritonserver died with signal %d" % -rc
 
 
 def model_input(name):

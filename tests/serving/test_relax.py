@@ -13,7 +13,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from conftest import ROOT, TritonServer, add_model, sorun_run
+from conftest import ROOT, add_model, settled_server, sorun_run
 
 RELAX_DIR = os.path.join(ROOT, "testdata", "relax")
 STATIC = ["mlp", "cnn"]
@@ -65,15 +65,8 @@ def relax_server(tmp_path_factory):
         add_model(repo, "relax_%s_auto" % name, relax_file(name))
     add_model(repo, "relax_dyn", relax_file("dyn_batch"), DYN_CONFIG)
     add_model(repo, "relax_dyn_auto", relax_file("dyn_batch"))
-    server = TritonServer(repo, name="relax")
-    try:
-        index = server.wait_until_settled()
-        not_ready = {n: m.get("reason") for n, m in index.items() if m.get("state") != "READY"}
-        assert not not_ready, "models failed to load: %s" % not_ready
+    with settled_server(repo, "relax") as server:
         yield server
-    finally:
-        rc = server.stop()
-        assert rc is not None and rc >= 0, "tritonserver died with signal %d" % -rc
 
 
 def infer(protocol, server, model, x, outputs):
