@@ -27,9 +27,10 @@ class Object {
   }
   int32_t use_count() const { return ref_count_.load(std::memory_order_relaxed); }
   // Takes a reference only if the object is still alive (count > 0); for weak caches whose entries
-  // are removed by the destructor under the cache's lock.
+  // are removed by the destructor under the cache's lock. Seeing the count at 0 acquires the last
+  // DecRef, so what its owners did before letting go happens before the caller replaces the object.
   bool TryIncRef() const {
-    int32_t n = ref_count_.load(std::memory_order_relaxed);
+    int32_t n = ref_count_.load(std::memory_order_acquire);
     while (n > 0) {
       if (ref_count_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
     }

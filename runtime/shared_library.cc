@@ -11,10 +11,25 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
 
 namespace sorun {
+namespace {
+
+// Held around every dlopen and dlclose sorun makes. ld.so already runs them one at a time behind its
+// own lock, so this costs no concurrency; but ThreadSanitizer cannot see ld.so's lock (nor its mmaps),
+// and without an order it can see it reports a link map filled by one thread's dlopen and read by
+// another thread after its own dlopen of the same file, or a library mapped where an unloaded one
+// was, as races. Recursive because a library's constructor or destructor may reach sorun again, as
+// ld.so's own lock allows.
+std::recursive_mutex& DynamicLoaderMutex() {
+  static auto* mutex = new std::recursive_mutex();
+  return *mutex;
+}
+
+}  // namespace
 
 StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) {
   struct stat st;
@@ -24,11 +39,18 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   SORUN_RETURN_IF_ERROR(PreflightSharedLibrary(path));
   // dlopen treats names without '/' as library search names; force a path.
   std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
-  dlerror();
-  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  std::string message;
+  {
+    std::lock_guard<std::recursive_mutex> lock(DynamicLoaderMutex());
+    dlerror();
+    handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* err = dlerror();
+      message = err ? err : "unknown dlopen error";
+    }
+  }
   if (handle == nullptr) {
-    const char* err = dlerror();
-    const std::string message = err ? err : "unknown dlopen error";
     // TVM 0.21+ system-lib builds register their blob from a constructor through this tvm-ffi function,
     // which sorun does not provide: say what the file is rather than only what the loader missed.
     if (message.find("TVMFFIEnvModRegisterSystemLibSymbol") != std::string::npos) {
@@ -43,7 +65,9 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
 }
 
 SharedLibrary::~SharedLibrary() {
-  if (handle_) dlclose(handle_);
+  if (handle_ == nullptr) return;
+  std::lock_guard<std::recursive_mutex> lock(DynamicLoaderMutex());
+  dlclose(handle_);
 }
 
 void* SharedLibrary::FindSymbol(const char* name) const { return dlsym(handle_, name); }

@@ -4,7 +4,9 @@
 // function nobody provides fails to load with a message instead of aborting the process at its
 // first call; and the weak names every TVM library defines (__tvm_module_ctx, __TVMFuncCall, ...)
 // never leak into the global scope. Modules, functions and tensors that point into the library hold a
-// reference, so the code and data stay mapped while anything uses them. Thread-safe.
+// reference, so the code and data stay mapped while anything uses them. Thread-safe: every dlopen and
+// dlclose runs under one process-wide lock (ld.so serializes them anyway; the lock makes that order
+// visible to ThreadSanitizer).
 #ifndef SORUN_RUNTIME_SHARED_LIBRARY_H_
 #define SORUN_RUNTIME_SHARED_LIBRARY_H_
 
