@@ -456,6 +456,32 @@ Status VmExecutor::ExecCall(int, int64_t pc, Frame& frame, int depth) {
   return Status::Ok();
 }
 
+StatusOr<const VmValue*> VmExecutor::KernelArgument(const VmCallee& callee, const VmArg& a, size_t i,
+                                                    const Frame& frame) const {
+  const VmValue* v = &NullValue();
+  if (a.kind == VmArgKind::kConstIdx) {
+    v = &Constant(a.value);
+  } else if (a.kind == VmArgKind::kRegister && a.value < kVoidRegister) {
+    v = &frame.regs[static_cast<size_t>(a.value)];
+  } else if (a.kind != VmArgKind::kRegister || a.value != kVoidRegister) {
+    return InvalidArgument("kernel '" + callee.name + "' argument " + std::to_string(i) +
+                           " is a function or the VM context (kernels take tensors and scalars)");
+  }
+  switch (v->kind()) {
+    case VmValueKind::kInt:
+    case VmValueKind::kFloat:
+    case VmValueKind::kTensor:
+    case VmValueKind::kDataType: return v;
+    case VmValueKind::kNull:
+      // TVM's kernels take a null handle for a tensor parameter and then read through it.
+      return InvalidArgument("kernel '" + callee.name + "' argument " + std::to_string(i) +
+                             " is null (a register never written, or null_value): kernels take tensors and scalars");
+    default:
+      return InvalidArgument("kernel '" + callee.name + "' argument " + std::to_string(i) + " is a " +
+                             DescribeVmValue(*v) + " (kernels take tensors and scalars)");
+  }
+}
+
 Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, Frame& frame) {
   const size_t n = in.args.size();
   if (callee.kind == VmCallee::Kind::kFfiKernel) {
@@ -467,15 +493,9 @@ Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, F
         out = FfiInt(a.value);
         continue;
       }
-      const VmValue& v = a.kind == VmArgKind::kConstIdx ? Constant(a.value)
-                         : a.kind == VmArgKind::kRegister && a.value < kVoidRegister
-                             ? frame.regs[static_cast<size_t>(a.value)]
-                             : NullValue();
-      if (a.kind == VmArgKind::kFuncIdx || (a.kind == VmArgKind::kRegister && a.value == kVmContextRegister)) {
-        return InvalidArgument("kernel argument " + std::to_string(i) + " is a function or the VM context");
-      }
+      SORUN_ASSIGN_OR_RETURN(const VmValue* arg, KernelArgument(callee, a, i, frame));
+      const VmValue& v = *arg;
       switch (v.kind()) {
-        case VmValueKind::kNull: out = FfiNone(); break;
         case VmValueKind::kInt: out = FfiInt(v.int_value()); break;
         case VmValueKind::kFloat: out = FfiFloat(v.float_value()); break;
         case VmValueKind::kTensor: out = FfiDLTensor(v.tensor_node()); break;
@@ -484,9 +504,7 @@ Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, F
           out.type_index = kTVMFFIDataType;
           out.v_dtype = v.dtype();
           break;
-        default:
-          return InvalidArgument("kernel argument " + std::to_string(i) + " is a " + DescribeVmValue(v) +
-                                 " (kernels take tensors and scalars)");
+        default: return Internal("KernelArgument let a " + DescribeVmValue(v) + " through");
       }
     }
     return callee.ffi.Call(ffi_args_.data(), static_cast<int32_t>(n));
@@ -502,18 +520,9 @@ Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, F
       code = kTVMArgInt;
       continue;
     }
-    if (a.kind == VmArgKind::kFuncIdx || (a.kind == VmArgKind::kRegister && a.value == kVmContextRegister)) {
-      return InvalidArgument("kernel argument " + std::to_string(i) + " is a function or the VM context");
-    }
-    const VmValue& v = a.kind == VmArgKind::kConstIdx ? Constant(a.value)
-                       : a.kind == VmArgKind::kRegister && a.value < kVoidRegister
-                           ? frame.regs[static_cast<size_t>(a.value)]
-                           : NullValue();
+    SORUN_ASSIGN_OR_RETURN(const VmValue* arg, KernelArgument(callee, a, i, frame));
+    const VmValue& v = *arg;
     switch (v.kind()) {
-      case VmValueKind::kNull:
-        value.v_handle = nullptr;
-        code = kTVMNullptr;
-        break;
       case VmValueKind::kInt:
         value.v_int64 = v.int_value();
         code = kTVMArgInt;
@@ -530,9 +539,7 @@ Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, F
         value.v_type = v.dtype();
         code = kTVMDataType;
         break;
-      default:
-        return InvalidArgument("kernel argument " + std::to_string(i) + " is a " + DescribeVmValue(v) +
-                               " (kernels take tensors and scalars)");
+      default: return Internal("KernelArgument let a " + DescribeVmValue(v) + " through");
     }
   }
   TVMValue ret;

@@ -105,6 +105,9 @@ class VmExecutor {
   StatusOr<VmValue> Invoke(int function, const VmValue* args, int num_args, int depth);
   Status ExecCall(int function, int64_t pc, Frame& frame, int depth);
   Status CallKernel(const VmCallee& callee, const VmInstruction& in, Frame& frame);
+  // The value kernel argument `i` (not an immediate) gives `callee`: a tensor, int, float or dtype.
+  // InvalidArgument naming the kernel and argument for anything else (null included).
+  StatusOr<const VmValue*> KernelArgument(const VmCallee& callee, const VmArg& a, size_t i, const Frame& frame) const;
   StatusOr<VmValue> CallBuiltin(const VmCallee& callee, const VmInstruction& in, int64_t pc, Frame& frame);
   VmValue ArgValue(const VmArg& arg, const Frame& frame) const;
   const VmValue& Constant(int64_t index) const;
