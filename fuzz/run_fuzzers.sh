@@ -88,7 +88,11 @@ run_one() {
   echo "$status ${execs:-0} $secs ${artifact:-}" >"$dir/result"
   echo "--- $t: $status, ${execs:-0} executions in ${secs}s (exit $rc, log $dir/log)"
   if [ "$status" = FAIL ]; then
-    grep -m1 -E "ERROR: |FUZZ_CHECK|runtime error|SUMMARY" "$dir/log" | sed 's/^/    /'
+    # What went wrong and the first frames in sorun's code, for the summary (a CI log keeps its tail).
+    { grep -m1 -E "ERROR: |FUZZ_CHECK|runtime error|SUMMARY" "$dir/log"
+      grep -E '^ +#[0-9]+ .* in .*sorun::' "$dir/log" | head -n 3 | sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in /at /'
+    } >"$dir/why"
+    sed 's/^/    /' "$dir/why"
   fi
 }
 
@@ -112,6 +116,7 @@ for t in "${TARGETS[@]}"; do
   read -r status execs secs artifact <"$WORK/$t/result" || { status=FAIL; execs=0; secs=0; artifact="(no result)"; }
   [ "$status" = OK ] || FAILED=$((FAILED + 1))
   printf '%-24s %-4s execs=%-10s %6ss %s\n' "$t" "$status" "$execs" "$secs" "$artifact"
+  [ -f "$WORK/$t/why" ] && sed 's/^/    /' "$WORK/$t/why"
 done
 if [ "$FAILED" -ne 0 ]; then
   echo "run_fuzzers: $FAILED target(s) FAILED; crashing inputs and logs are under $WORK"
