@@ -50,6 +50,9 @@ Status SetTensorEntries(Value& config, const char* key, const std::vector<Tensor
     entry.AddMember("data_type", Value(ConfigDataTypeName(*type).c_str(), alloc), alloc);
     Value dims(rapidjson::kArrayType);
     for (size_t d = batched ? 1 : 0; d < info.shape.size(); ++d) dims.PushBack(Value(info.shape[d]), alloc);
+    // Triton has no 0-d tensors (dims must not be empty; an empty reshape only under batching): a
+    // 0-d model tensor (per batch row, when batched) is served as dims [1] (ModelState's binding rule).
+    if (dims.Empty()) dims.PushBack(Value(1), alloc);
     entry.AddMember("dims", std::move(dims), alloc);
     array.PushBack(std::move(entry), alloc);
   }

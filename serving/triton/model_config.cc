@@ -34,6 +34,19 @@ StatusOr<std::string> ReadString(const Value& object, const char* key, const std
 }
 
 // `input` or `output`: an array of tensor entries (absent or null: none).
+// The integer array `key` of `object` (absent or null: empty, as protobuf's JSON leaves out an empty list).
+StatusOr<std::vector<int64_t>> ReadDims(const Value& object, const std::string& where, const char* key = "dims") {
+  std::vector<int64_t> out;
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd() || it->value.IsNull()) return out;
+  if (!it->value.IsArray()) return DataLoss("model config: " + where + "." + key + " is not an array");
+  for (rapidjson::SizeType d = 0; d < it->value.Size(); ++d) {
+    SORUN_ASSIGN_OR_RETURN(int64_t dim, ReadInt(it->value[d], where + "." + key + "[" + std::to_string(d) + "]"));
+    out.push_back(dim);
+  }
+  return out;
+}
+
 StatusOr<std::vector<ConfigTensor>> ReadTensors(const Value& config, const char* key) {
   std::vector<ConfigTensor> out;
   auto it = config.FindMember(key);
@@ -52,16 +65,13 @@ StatusOr<std::vector<ConfigTensor>> ReadTensors(const Value& config, const char*
       return InvalidArgument("model config: " + where + " has data_type '" + type_name +
                              "'; expected TYPE_FP32, TYPE_INT64, ... (config.pbtxt names)");
     }
-    auto dims = entry.FindMember("dims");
-    if (dims != entry.MemberEnd() && !dims->value.IsNull()) {
-      if (!dims->value.IsArray()) return DataLoss("model config: " + where + ".dims is not an array");
-      for (rapidjson::SizeType d = 0; d < dims->value.Size(); ++d) {
-        SORUN_ASSIGN_OR_RETURN(int64_t dim, ReadInt(dims->value[d], where + ".dims[" + std::to_string(d) + "]"));
-        tensor.dims.push_back(dim);
-      }
-    }
+    SORUN_ASSIGN_OR_RETURN(tensor.dims, ReadDims(entry, where));
     auto reshape = entry.FindMember("reshape");
-    tensor.has_reshape = reshape != entry.MemberEnd() && reshape->value.IsObject();
+    if (reshape != entry.MemberEnd() && !reshape->value.IsNull()) {
+      if (!reshape->value.IsObject()) return DataLoss("model config: " + where + ".reshape is not an object");
+      tensor.has_reshape = true;
+      SORUN_ASSIGN_OR_RETURN(tensor.reshape, ReadDims(reshape->value, where + ".reshape", "shape"));
+    }
     out.push_back(std::move(tensor));
   }
   return out;

@@ -24,7 +24,10 @@ struct ConfigTensor {
   std::string name;
   TRITONSERVER_DataType data_type = TRITONSERVER_TYPE_INVALID;
   std::vector<int64_t> dims;  // without the batch dimension when max_batch_size > 0
-  bool has_reshape = false;   // a `reshape` field (not supported by this backend)
+  // A `reshape` field: the shape the model sees (without the batch dimension) while clients send and
+  // receive `dims`. Triton's way to serve a 0-d tensor: dims [1], reshape { shape: [] }.
+  bool has_reshape = false;
+  std::vector<int64_t> reshape;
 };
 
 // One `instance_group` entry.

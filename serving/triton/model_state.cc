@@ -78,10 +78,10 @@ bool FileExists(const std::string& path) {
   return stat(path.c_str(), &info) == 0;
 }
 
-std::string ClientShape(const std::vector<int64_t>& model_shape, bool batching) {
-  if (!batching || model_shape.empty()) return ShapeString(model_shape);
-  std::vector<int64_t> shape = model_shape;
-  shape[0] = -1;
+// The shape a client sends or receives: the config's dims, after -1 for the batch when batching.
+std::string ClientShape(const TensorBinding& binding, bool batching) {
+  std::vector<int64_t> shape = binding.client_dims;
+  if (batching) shape.insert(shape.begin(), -1);
   return ShapeString(shape);
 }
 
@@ -97,9 +97,6 @@ uint64_t ShapeBytes(const std::vector<int64_t>& shape, DLDataType dtype, bool sk
 // backend creates a response's outputs before it runs, so every other dimension must be fixed.
 StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& info, const char* kind, bool batching) {
   const std::string what = std::string(kind) + " '" + configured.name + "'";
-  if (configured.has_reshape) {
-    return Unimplemented(what + " has a 'reshape'; the sorun backend serves the model's own shapes (remove it)");
-  }
   SORUN_ASSIGN_OR_RETURN(TRITONSERVER_DataType model_type, ToTritonDataType(info.dtype));
   if (configured.data_type != model_type) {
     return InvalidArgument(what + " is " + ConfigDataTypeName(configured.data_type) + " in config.pbtxt but " +
@@ -117,17 +114,44 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
     const bool first_only = !batching && info.shape[0] < 0 &&
                             std::all_of(info.shape.begin() + 1, info.shape.end(), [](int64_t d) { return d >= 0; });
     if (first_only) {
+      const std::vector<int64_t> rest(info.shape.begin() + 1, info.shape.end());
       return InvalidArgument(what + " has a dynamic first dimension (model shape " + ShapeString(info.shape) +
                              "): serve it as Triton's batch dimension, with max_batch_size > 0 and dims " +
-                             ShapeString(std::vector<int64_t>(info.shape.begin() + 1, info.shape.end())));
+                             (rest.empty() ? "[1]" : ShapeString(rest)));
     }
     return InvalidArgument(what + " has a dimension known only at run time (model shape " + ShapeString(info.shape) +
                            "); the sorun backend serves fixed shapes and a dynamic batch dimension (the first)");
   }
-  if (configured.dims != expected) {
+  if (configured.has_reshape) {
+    // Clients send and receive `dims`; the model sees `reshape` (Triton allows an empty one, a 0-d
+    // tensor per row, only under batching). Both fixed, the same number of elements.
+    const auto fixed = [](const std::vector<int64_t>& v) {
+      return std::all_of(v.begin(), v.end(), [](int64_t d) { return d >= 0; });
+    };
+    const auto count = [](const std::vector<int64_t>& v) {  // -1 when it overflows
+      int64_t n = 1;
+      for (int64_t d : v) {
+        if (__builtin_mul_overflow(n, d, &n)) return int64_t{-1};
+      }
+      return n;
+    };
+    if (configured.reshape != expected) {
+      return InvalidArgument(what + " has reshape " + ShapeString(configured.reshape) +
+                             " in config.pbtxt but the model's " +
+                             (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
+                             " (model shape " + ShapeString(info.shape) + "; reshape is the shape the model sees)");
+    }
+    if (!fixed(configured.dims) || count(configured.dims) < 0 || count(configured.dims) != count(expected)) {
+      return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " and reshape " +
+                             ShapeString(configured.reshape) +
+                             " in config.pbtxt: dims must be fixed and hold as many elements as the reshape");
+    }
+  } else if (configured.dims != expected && !(expected.empty() && configured.dims == std::vector<int64_t>{1})) {
+    // Triton has no 0-d tensors (dims may not be empty): a 0-d model tensor is served as dims [1].
     return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " in config.pbtxt but the model's " +
                            (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
-                           " (model shape " + ShapeString(info.shape) + ", max_batch_size " + (batching ? "> 0" : "0") +
+                           (expected.empty() ? " (0-d: write dims [1])" : "") + " (model shape " +
+                           ShapeString(info.shape) + ", max_batch_size " + (batching ? "> 0" : "0") +
                            "; the sorun backend serves fixed shapes, no -1)");
   }
   TensorBinding binding;
@@ -135,6 +159,7 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
   binding.dtype = info.dtype;
   binding.triton_dtype = model_type;
   binding.model_shape = info.shape;
+  binding.client_dims = configured.dims;
   binding.model_bytes = info.shape.empty() || info.shape[0] >= 0 ? ShapeBytes(info.shape, info.dtype, false) : 0;
   return binding;
 }
@@ -335,8 +360,8 @@ std::string ModelState::DescribeInputs() const {
   std::string out;
   for (const TensorBinding& binding : inputs_) {
     if (!out.empty()) out += ", ";
-    out += binding.name + " (" + TritonDataTypeName(binding.triton_dtype) + " " +
-           ClientShape(binding.model_shape, batching()) + ")";
+    out +=
+        binding.name + " (" + TritonDataTypeName(binding.triton_dtype) + " " + ClientShape(binding, batching()) + ")";
   }
   return out.empty() ? "none" : out;
 }

@@ -28,6 +28,8 @@ struct TensorBinding {
   DLDataType dtype{kDLFloat, 32, 1};
   TRITONSERVER_DataType triton_dtype = TRITONSERVER_TYPE_INVALID;
   std::vector<int64_t> model_shape;  // the model's shape (with its batch dimension, if any; -1: dynamic)
+  std::vector<int64_t> client_dims;  // what clients send / receive, without the batch dimension: the config's
+                                     // dims (they differ from the model's shape only with a `reshape`)
   uint64_t model_bytes = 0;          // bytes of the whole model tensor (0 when its batch is dynamic)
   uint64_t row_bytes = 0;            // bytes of one batch row (model_bytes / model_batch) when batching
 };

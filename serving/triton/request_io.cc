@@ -34,10 +34,14 @@ Status ReadInput(const ModelState& model, const TensorBinding& binding, TRITONBA
                            TritonDataTypeName(datatype) + "; the model takes " +
                            TritonDataTypeName(binding.triton_dtype) + " (inputs: " + model.DescribeInputs() + ")");
   }
-  bool shape_ok = request_shape.size() == binding.model_shape.size();
-  for (size_t d = model.batching() ? 1 : 0; shape_ok && d < request_shape.size(); ++d) {
-    shape_ok = request_shape[d] == binding.model_shape[d];
-  }
+  // After the batch dimension: the model's shape (Triton hands the backend an input with a `reshape`
+  // in its reshaped shape) or the config's dims (a 0-d model tensor served as dims [1]).
+  const size_t first = model.batching() ? 1 : 0;
+  const bool has_batch = model.batching() && !request_shape.empty();
+  const std::vector<int64_t> item(request_shape.begin() + (has_batch ? 1 : 0), request_shape.end());
+  const std::vector<int64_t> model_item(binding.model_shape.begin() + static_cast<std::ptrdiff_t>(first),
+                                        binding.model_shape.end());
+  bool shape_ok = (has_batch || !model.batching()) && (item == model_item || item == binding.client_dims);
   if (shape_ok && model.batching()) {
     shape_ok = request_shape[0] >= 1 && request_shape[0] <= model.config().max_batch_size;
   }
@@ -117,10 +121,11 @@ Status CreateOutputs(const ModelState& model, PendingRequest& pending) {
     }
     OutputTarget target;
     target.binding = static_cast<size_t>(binding - model.outputs().data());
-    std::vector<int64_t> shape = binding->model_shape;
+    // Clients receive the config's dims (with the batch dimension first).
+    std::vector<int64_t> shape = binding->client_dims;
     uint64_t bytes = binding->model_bytes;
     if (model.batching()) {
-      shape[0] = pending.rows;
+      shape.insert(shape.begin(), pending.rows);
       bytes = static_cast<uint64_t>(pending.rows) * binding->row_bytes;
     }
     TRITONBACKEND_Output* output = nullptr;

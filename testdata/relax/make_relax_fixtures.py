@@ -12,6 +12,7 @@ Writes, all compiled for target "llvm" from seeded weights (numpy default_rng(17
   bool_if.so    a bool scalar input choosing an If branch, a bool output (TVM 0.23+ bool: DLPack code 6)
   prim_scale.so an R.Prim("int64") parameter k (recorded with k = 3) passed on to a kernel: y = x * k
   sort_topk.so  sort, argsort and topk on small integers (ties): kernels calling tvm.contrib.sort.*
+  row_argmax.so x[n, 8] (n dynamic) -> (argmax, max) over axis 1: one value per row
 and for each <name>.so: <name>.input_<k>.npy (main's parameters) and <name>.output_<k>.npy (the flattened
 return value of main, depth-first, as run by relax.VirtualMachine(load_module(<name>.so), tvm.cpu())).
 The model builders are those of tests/interop/relax_models.py (the Relax interop job).
@@ -38,6 +39,7 @@ def main():
         ("bool_if", rm.bool_if_module(), [inputs.standard_normal((4, 8)), np.array(True)]),
         ("prim_scale", rm.prim_scale_module(), [inputs.standard_normal((4, 8)), np.array(3, "int64")]),
         ("sort_topk", rm.sort_topk_module(), [inputs.integers(0, 5, (6, 16)).astype("float32")]),
+        ("row_argmax", rm.row_argmax_module(), [inputs.standard_normal((3, 8))]),
     ]
     scalars = {"prim_scale": [1]}  # R.Prim parameters: TVM takes them as Python numbers
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # e.g. "bool_if": one fixture, same inputs

@@ -85,6 +85,21 @@ def dyn_batch_module(rng):
     return bb.get()
 
 
+def row_argmax_module():
+    """x[n,8] (n dynamic) -> (argmax over axis 1: int64[n], max over axis 1: float32[n]): one value per row,
+    so a server batching rows serves each output as a 0-d tensor per row."""
+    n = TIR.Var("n", "int64")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", R.Tensor((n, 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            index = bb.emit(relax.op.argmax(x, axis=1))
+            value = bb.emit(relax.op.max(x, axis=1))
+            out = bb.emit_output(relax.Tuple([index, value]))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def cnn_module(rng):
     """x[1,3,16,16] -> conv2d 3x3 (8 channels, pad 1) + bias -> relu -> max_pool 2x2 -> reshape [1,512]
     -> matmul 512x10 + bias -> softmax. The reshape lowers to vm.builtin.reshape."""

@@ -90,7 +90,7 @@ TEST_P(RelaxModelTest, MatchesTvmBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RelaxModelTest,
                          ::testing::Values(Case{"mlp", 1}, Case{"cnn", 1}, Case{"dyn_batch", 2}, Case{"tir_par", 1},
-                                           Case{"sort_topk", 4}, Case{"legacy_mlp", 1}),
+                                           Case{"sort_topk", 4}, Case{"row_argmax", 2}, Case{"legacy_mlp", 1}),
                          [](const auto& info) { return info.param.model; });
 
 StatusOr<ObjectPtr<relax::VmProgram>> ProgramOf(const std::string& path) {

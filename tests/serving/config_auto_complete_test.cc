@@ -75,6 +75,22 @@ TEST(ConfigAutoCompleteTest, DynamicBatchDimensionIsTritonsBatch) {
   EXPECT_EQ(mixed.inputs[0].dims, std::vector<int64_t>({-1, 8}));
 }
 
+// Triton has no 0-d tensors (empty dims are refused; an empty reshape only under batching): a 0-d model
+// tensor (an R.Prim parameter, a scalar output; or a per-row scalar of a batched model) gets dims [1].
+TEST(ConfigAutoCompleteTest, ZeroDimTensorsAreServedAsOneElement) {
+  ModelConfig prim = Completed(R"({"backend": "sorun"})", {Tensor("x", {4, 8}), Tensor("k", {})},
+                               {Tensor("output_0", {4, 8}), Tensor("loss", {})});
+  EXPECT_EQ(prim.max_batch_size, 0);
+  EXPECT_EQ(prim.inputs[1].dims, std::vector<int64_t>({1}));
+  EXPECT_FALSE(prim.inputs[1].has_reshape);
+  EXPECT_EQ(prim.outputs[1].dims, std::vector<int64_t>({1}));
+
+  ModelConfig per_row = Completed(R"({"backend": "sorun"})", {Tensor("x", {-1, 8})}, {Tensor("label", {-1})});
+  EXPECT_EQ(per_row.max_batch_size, 4);
+  EXPECT_EQ(per_row.inputs[0].dims, std::vector<int64_t>({8}));
+  EXPECT_EQ(per_row.outputs[0].dims, std::vector<int64_t>({1}));
+}
+
 TEST(ConfigAutoCompleteTest, KeepsTheUsersChoices) {
   // Outputs given: only the inputs are filled, with the configured max_batch_size (0: full shape).
   ModelConfig inputs_only = Completed(R"({"output": [{"name": "softmax", "data_type": "TYPE_FP32", "dims": [1, 10]}]})",

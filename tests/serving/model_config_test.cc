@@ -54,7 +54,25 @@ TEST(ModelConfigTest, ReshapeIsRecorded) {
       R"({"input": [{"name": "x", "data_type": "TYPE_INT64", "dims": [4], "reshape": {"shape": [2, 2]}}]})");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_TRUE(config->inputs[0].has_reshape);
+  EXPECT_EQ(config->inputs[0].reshape, std::vector<int64_t>({2, 2}));
   EXPECT_EQ(config->inputs[0].data_type, TRITONSERVER_TYPE_INT64);
+
+  // An empty shape is left out of Triton's JSON: {} is the reshape to a 0-d tensor.
+  config = ParseModelConfig(R"({"max_batch_size": 8, "output": [{"name": "y", "data_type": "TYPE_FP32",
+                                "dims": [1], "reshape": {}}]})");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->outputs[0].has_reshape);
+  EXPECT_TRUE(config->outputs[0].reshape.empty());
+
+  config = ParseModelConfig(R"({"input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [4], "reshape": [4]}]})");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("input 'x'.reshape is not an object"), std::string::npos)
+      << config.status().ToString();
+  config = ParseModelConfig(
+      R"({"input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [4], "reshape": {"shape": [2, "two"]}}]})");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("input 'x'.reshape.shape[1] is not an integer"), std::string::npos)
+      << config.status().ToString();
 }
 
 TEST(ModelConfigTest, ErrorsNameTheField) {
