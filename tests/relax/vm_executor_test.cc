@@ -383,52 +383,47 @@ TEST(RelaxVmTest, FuzzFindingsAreStatuses) {
   EXPECT_ERROR(exec.status(), StatusCode::kDataLoss, "instruction 1", "lies in no vm function");
 }
 
+// An executor of a hand-made executable `e` (tvm-ffi constant tags) over mlp.so's kernel library, with
+// mlp's input bound to parameter 0.
+StatusOr<std::unique_ptr<relax::VmExecutor>> CraftedOnMlpKernels(const relax::testing::FixtureExecutable& e,
+                                                                 const std::string& name) {
+  SORUN_ASSIGN_OR_RETURN(auto mlp, ProgramOf(Fixture("mlp.so")));
+  const std::string bytes = e.Serialize();
+  SORUN_ASSIGN_OR_RETURN(auto exec, relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                             bytes.size(), relax::ConstantTagDialect::kFfiTypeIndex));
+  SORUN_ASSIGN_OR_RETURN(auto program,
+                         relax::VmProgram::Create(std::make_shared<const relax::VmExecutable>(std::move(exec)), nullptr,
+                                                  mlp->kernel_library(), relax::KernelAbi::kFfi, name));
+  SORUN_ASSIGN_OR_RETURN(auto executor, relax::VmExecutor::Create(program, {DLDevice{kDLCPU, 0}}));
+  Tensor input = ReadNpy("mlp.input_0.npy");
+  SORUN_RETURN_IF_ERROR(executor->SetInput(0, *input.dl()));
+  return executor;
+}
+
 // Found by relax_vm_fuzzer: a kernel given null (a register never written, or null_value) for a tensor
 // parameter. TVM's kernels accept a null handle there and then read through it (a SEGV in a TVM 0.16
 // kernel); the VM refuses the call, naming the kernel and argument.
 TEST(RelaxVmTest, KernelsNeverReceiveNull) {
-  auto mlp = ProgramOf(Fixture("mlp.so"));
-  ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
   const std::vector<std::string> kernels = relax::testing::KernelNames(Fixture("mlp.so"));
   ASSERT_FALSE(kernels.empty());
   namespace t = relax::testing;
   t::FixtureExecutable e;
   e.functions = {{1, "main", 0, 2, 1, 3, {"x"}}, {0, kernels[0]}};
   e.instructions = {{1, 2, 1, 2, t::Reg(0), t::Reg(1)}, {2, 0}};
-  const std::string bytes = e.Serialize();
-  auto exec = relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                       relax::ConstantTagDialect::kFfiTypeIndex);
-  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
-  auto program = relax::VmProgram::Create(std::make_shared<const relax::VmExecutable>(std::move(*exec)), nullptr,
-                                          (*mlp)->kernel_library(), relax::KernelAbi::kFfi, "null_arg.so");
-  ASSERT_TRUE(program.ok()) << program.status().ToString();
-  auto executor = relax::VmExecutor::Create(*program, {DLDevice{kDLCPU, 0}});
+  auto executor = CraftedOnMlpKernels(e, "null_arg.so");
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  Tensor input = ReadNpy("mlp.input_0.npy");
-  ASSERT_TRUE((*executor)->SetInput(0, *input.dl()).ok());
   EXPECT_ERROR((*executor)->Run(), StatusCode::kInvalidArgument, "kernel '" + kernels[0] + "' argument 1 is null");
 }
 
 // Recursion is bounded by the registers live frames hold (and the call depth): main(x) = main(x) with
 // 2^20 registers per frame stops at the fifth frame with a Status, and the frames' memory is given back.
 TEST(RelaxVmTest, RecursionIsBoundedByLiveRegisters) {
-  auto mlp = ProgramOf(Fixture("mlp.so"));
-  ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
   namespace t = relax::testing;
   t::FixtureExecutable e;
   e.functions = {{1, "main", 0, 2, 1, int64_t{1} << 20, {"x"}}};
   e.instructions = {{1, 1, 0, 1, t::Reg(0)}, {2, 1}};
-  const std::string bytes = e.Serialize();
-  auto exec = relax::ParseVmExecutable(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                       relax::ConstantTagDialect::kFfiTypeIndex);
-  ASSERT_TRUE(exec.ok()) << exec.status().ToString();
-  auto program = relax::VmProgram::Create(std::make_shared<const relax::VmExecutable>(std::move(*exec)), nullptr,
-                                          (*mlp)->kernel_library(), relax::KernelAbi::kFfi, "recursive.so");
-  ASSERT_TRUE(program.ok()) << program.status().ToString();
-  auto executor = relax::VmExecutor::Create(*program, {DLDevice{kDLCPU, 0}});
+  auto executor = CraftedOnMlpKernels(e, "recursive.so");
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  Tensor input = ReadNpy("mlp.input_0.npy");
-  ASSERT_TRUE((*executor)->SetInput(0, *input.dl()).ok());
   EXPECT_ERROR((*executor)->Run(), StatusCode::kResourceExhausted, "4194304 VM registers", "'main' instruction 0");
   EXPECT_ERROR((*executor)->Run(), StatusCode::kResourceExhausted, "VM registers");  // again: nothing leaked
 }
