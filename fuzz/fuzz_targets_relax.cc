@@ -50,18 +50,28 @@ void FuzzExecutablePayload(const uint8_t* data, size_t size, relax::ConstantTagD
 
 // ---- FuzzRelaxVm ----
 
-// The real exports whose kernel libraries the fuzzed executables run against (byte 0, bits 0-1).
+// The real exports whose kernel libraries the fuzzed executables run against (byte 0: bits 0-1, and bit
+// 4 for the second four; FixtureIndex).
 struct VmFixture {
   const char* path;  // workspace path, a runfile of the fuzz binaries
   relax::ConstantTagDialect dialect;
   relax::KernelAbi abi;
 };
-constexpr VmFixture kVmFixtures[4] = {
+constexpr VmFixture kVmFixtures[8] = {
     {"testdata/relax/mlp.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
     {"testdata/relax/cnn.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
     {"testdata/relax/dyn_batch.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
     {"testdata/relax/legacy_mlp.so", relax::ConstantTagDialect::kLegacyEnum, relax::KernelAbi::kLegacyPacked},
+    // If/Goto and bool; an R.Prim parameter handed to a kernel; kernels calling tvm.contrib.sort.*; a
+    // kernel using parallel launch and a workspace.
+    {"testdata/relax/bool_if.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
+    {"testdata/relax/prim_scale.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
+    {"testdata/relax/sort_topk.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
+    {"testdata/relax/tir_par.so", relax::ConstantTagDialect::kFfiTypeIndex, relax::KernelAbi::kFfi},
 };
+
+// Which kVmFixtures entry selector byte `b` names: bits 0-1, plus 4 when bit 4 is set.
+size_t FixtureIndex(uint8_t b) { return static_cast<size_t>((b & 3) | ((b >> 2) & 4)); }
 
 // The loaded fixtures, once per process (never unloaded: the models and their libraries stay loaded until
 // exit). Per fixture: the kernel library of its root.
@@ -173,10 +183,10 @@ void RunOnce(relax::VmExecutor& executor) {
 int FuzzRelaxVm(const uint8_t* data, size_t size) {
   Init();
   if (size < 1) return 0;
-  // Byte 0: bits 0-1 the fixture whose kernel library (and constant dialect) is used, bits 2-3 the value
-  // (1 - 4) of every dynamic input dimension. The rest: a VM executable payload.
-  const VmFixture& fixture = kVmFixtures[data[0] & 3];
-  const Module& kernels = KernelLibraries()[data[0] & 3];
+  // Byte 0: bits 0-1 and 4 the fixture whose kernel library (and constant dialect) is used (FixtureIndex),
+  // bits 2-3 the value (1 - 4) of every dynamic input dimension. The rest: a VM executable payload.
+  const VmFixture& fixture = kVmFixtures[FixtureIndex(data[0])];
+  const Module& kernels = KernelLibraries()[FixtureIndex(data[0])];
   const int64_t dynamic = 1 + ((data[0] >> 2) & 3);
   auto bytes = MakeObject<InputBytes>(data + 1, size - 1);
   auto exec = relax::ParseVmExecutable(bytes->data(), bytes->size(), fixture.dialect, "fuzz");

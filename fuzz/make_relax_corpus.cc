@@ -2,8 +2,9 @@
 //   relax_fuzzer/     the blob symbols of the real TVM 0.27 exports (testdata/relax/*.so) and
 //                     hand-assembled containers and executables of every generation and tag dialect
 //                     (tests/relax/relax_fixtures.h), each behind its selector byte (fuzz_targets_relax.cc);
-//   relax_vm_fuzzer/  the root executable of every real export (TVM 0.27 mlp, cnn, dyn_batch; TVM 0.16
-//                     legacy_mlp) behind the selector of its own kernel library, and a hand-assembled
+//   relax_vm_fuzzer/  the root executable of every real export (TVM 0.27 mlp, cnn, dyn_batch, bool_if,
+//                     prim_scale, sort_topk, tir_par; TVM 0.16 legacy_mlp) behind the selector of its own
+//                     kernel library, and a hand-assembled
 //                     executable that calls builtins only (If / Goto, a VM -> VM call, the shape heap with a
 //                     dynamic input dimension, storage, views, tuples) in both constant dialects.
 // Usage: make_relax_corpus <corpus_root> <testdata/relax directory>
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
   ok &= Write(out + "/legacy_ffi021_small.bin", 1, t::WrapLegacy(ffi_v1, "relax.VMExecutable"));
   ok &= Write(out + "/payload_ffi_v1.bin", 3, ffi_v1);
   ok &= Write(out + "/payload_enum_v1.bin", 7, enum_v1);
-  // relax_vm_fuzzer: selector bits 0-1 pick the kernel library (fuzz_targets_relax.cc's kVmFixtures).
+  // relax_vm_fuzzer: selector bits 0-1 and 4 pick the kernel library (fuzz_targets_relax.cc's kVmFixtures).
   struct Export {
     const char* name;
     const char* symbol;
@@ -124,7 +125,9 @@ int main(int argc, char** argv) {
   };
   for (const Export& e :
        {Export{"mlp", kSymbolFfiLibraryBinV22, 0}, Export{"cnn", kSymbolFfiLibraryBinV22, 1},
-        Export{"dyn_batch", kSymbolFfiLibraryBinV22, 2 | 4 /* batch 2 */}, Export{"legacy_mlp", kSymbolDevMblob, 3}}) {
+        Export{"dyn_batch", kSymbolFfiLibraryBinV22, 2 | 4 /* batch 2 */}, Export{"legacy_mlp", kSymbolDevMblob, 3},
+        Export{"bool_if", kSymbolFfiLibraryBinV22, 0x10}, Export{"prim_scale", kSymbolFfiLibraryBinV22, 0x11},
+        Export{"sort_topk", kSymbolFfiLibraryBinV22, 0x12}, Export{"tir_par", kSymbolFfiLibraryBinV22, 0x13}}) {
     const std::string payload = RootPayload(relax + "/" + e.name + ".so", e.symbol);
     ok &= !payload.empty() && Write(vm_out + "/" + e.name + ".bin", e.selector, payload);
   }
