@@ -33,7 +33,6 @@ StatusOr<std::string> ReadString(const Value& object, const char* key, const std
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-// `input` or `output`: an array of tensor entries (absent or null: none).
 // The integer array `key` of `object` (absent or null: empty, as protobuf's JSON leaves out an empty list).
 StatusOr<std::vector<int64_t>> ReadDims(const Value& object, const std::string& where, const char* key = "dims") {
   std::vector<int64_t> out;
@@ -47,6 +46,7 @@ StatusOr<std::vector<int64_t>> ReadDims(const Value& object, const std::string& 
   return out;
 }
 
+// `input` or `output`: an array of tensor entries (absent or null: none).
 StatusOr<std::vector<ConfigTensor>> ReadTensors(const Value& config, const char* key) {
   std::vector<ConfigTensor> out;
   auto it = config.FindMember(key);

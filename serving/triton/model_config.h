@@ -25,7 +25,7 @@ struct ConfigTensor {
   TRITONSERVER_DataType data_type = TRITONSERVER_TYPE_INVALID;
   std::vector<int64_t> dims;  // without the batch dimension when max_batch_size > 0
   // A `reshape` field: the shape the model sees (without the batch dimension) while clients send and
-  // receive `dims`. Triton's way to serve a 0-d tensor: dims [1], reshape { shape: [] }.
+  // receive `dims` (Triton takes an empty one, a 0-d tensor per row, only under batching).
   bool has_reshape = false;
   std::vector<int64_t> reshape;
 };

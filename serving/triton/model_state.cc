@@ -125,13 +125,10 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
   if (configured.has_reshape) {
     // Clients send and receive `dims`; the model sees `reshape` (Triton allows an empty one, a 0-d
     // tensor per row, only under batching). Both fixed, the same number of elements.
-    const auto fixed = [](const std::vector<int64_t>& v) {
-      return std::all_of(v.begin(), v.end(), [](int64_t d) { return d >= 0; });
-    };
-    const auto count = [](const std::vector<int64_t>& v) {  // -1 when it overflows
+    const auto elements = [](const std::vector<int64_t>& v) {  // -1: a dynamic dimension, or it overflows
       int64_t n = 1;
       for (int64_t d : v) {
-        if (__builtin_mul_overflow(n, d, &n)) return int64_t{-1};
+        if (d < 0 || __builtin_mul_overflow(n, d, &n)) return int64_t{-1};
       }
       return n;
     };
@@ -141,7 +138,8 @@ StatusOr<TensorBinding> Bind(const ConfigTensor& configured, const TensorInfo& i
                              (batching ? "shape after the batch dimension is " : "shape is ") + ShapeString(expected) +
                              " (model shape " + ShapeString(info.shape) + "; reshape is the shape the model sees)");
     }
-    if (!fixed(configured.dims) || count(configured.dims) < 0 || count(configured.dims) != count(expected)) {
+    const int64_t client_elements = elements(configured.dims);
+    if (client_elements < 0 || client_elements != elements(expected)) {
       return InvalidArgument(what + " has dims " + ShapeString(configured.dims) + " and reshape " +
                              ShapeString(configured.reshape) +
                              " in config.pbtxt: dims must be fixed and hold as many elements as the reshape");

@@ -29,7 +29,7 @@ struct TensorBinding {
   TRITONSERVER_DataType triton_dtype = TRITONSERVER_TYPE_INVALID;
   std::vector<int64_t> model_shape;  // the model's shape (with its batch dimension, if any; -1: dynamic)
   std::vector<int64_t> client_dims;  // what clients send / receive, without the batch dimension: the config's
-                                     // dims (they differ from the model's shape only with a `reshape`)
+                                     // dims (not the model's shape with a `reshape`, or [1] for a 0-d tensor)
   uint64_t model_bytes = 0;          // bytes of the whole model tensor (0 when its batch is dynamic)
   uint64_t row_bytes = 0;            // bytes of one batch row (model_bytes / model_batch) when batching
 };

@@ -1,5 +1,6 @@
 #include "serving/triton/request_io.h"
 
+#include <algorithm>
 #include <string>
 
 #include "serving/triton/data_types.h"
@@ -35,13 +36,15 @@ Status ReadInput(const ModelState& model, const TensorBinding& binding, TRITONBA
                            TritonDataTypeName(binding.triton_dtype) + " (inputs: " + model.DescribeInputs() + ")");
   }
   // After the batch dimension: the model's shape (Triton hands the backend an input with a `reshape`
-  // in its reshaped shape) or the config's dims (a 0-d model tensor served as dims [1]).
-  const size_t first = model.batching() ? 1 : 0;
-  const bool has_batch = model.batching() && !request_shape.empty();
-  const std::vector<int64_t> item(request_shape.begin() + (has_batch ? 1 : 0), request_shape.end());
-  const std::vector<int64_t> model_item(binding.model_shape.begin() + static_cast<std::ptrdiff_t>(first),
-                                        binding.model_shape.end());
-  bool shape_ok = (has_batch || !model.batching()) && (item == model_item || item == binding.client_dims);
+  // in its reshaped shape) or the config's dims (a 0-d model tensor served as dims [1]). Batching
+  // implies a model shape of at least one dimension (ModelState refuses 0-d tensors there).
+  const size_t skip = model.batching() ? 1 : 0;
+  const auto item_is = [&](auto first, auto last) {
+    return request_shape.size() == skip + static_cast<size_t>(last - first) &&
+           std::equal(first, last, request_shape.begin() + static_cast<std::ptrdiff_t>(skip));
+  };
+  bool shape_ok = item_is(binding.model_shape.begin() + static_cast<std::ptrdiff_t>(skip), binding.model_shape.end()) ||
+                  item_is(binding.client_dims.begin(), binding.client_dims.end());
   if (shape_ok && model.batching()) {
     shape_ok = request_shape[0] >= 1 && request_shape[0] <= model.config().max_batch_size;
   }
