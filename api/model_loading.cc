@@ -2,99 +2,11 @@
 
 #include <utility>
 
-#include "base/file_util.h"
-#include "format/binary_reader.h"
-#include "runtime/tensor_io.h"
-
 namespace sorun {
-namespace {
-
-// The three-file path's kernel library: a module that provides kernels. A packed model given in its
-// place (TVM accepts it; the zoo's OpenCL model ships its device module only that way) stands for the
-// kernel library it imports: the factory root is dropped, so none of its functions can be reached by
-// the graph. Anything else is refused.
-StatusOr<Module> ThreeFileKernelLibrary(const Module& lib, const std::string& graph_json_path) {
-  if (!lib.defined()) return InvalidArgument(graph_json_path + ": no kernel library module given");
-  if (lib->provides_kernels()) return lib;
-  if (dynamic_cast<GraphExecutorFactoryNode*>(lib.get()) != nullptr && !lib.imports().empty() &&
-      lib.imports()[0]->provides_kernels()) {
-    return lib.imports()[0];
-  }
-  return InvalidArgument("the kernel library given with " + graph_json_path + " is a '" + lib.type_key() +
-                         "' module, not a kernel library (a shared library of kernels, or a packed model whose "
-                         "factory imports one)");
-}
-
-}  // namespace
 
 StatusOr<Module> Load(const std::string& path, const LoadOptions& options) {
   SORUN_RETURN_IF_ERROR(Initialize());
   return LoadModule(path, options);
-}
-
-StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
-  auto* factory = dynamic_cast<GraphExecutorFactoryNode*>(model.get());
-  if (factory == nullptr) {
-    return FailedPrecondition(std::string("the model's root module is '") +
-                              (model.defined() ? model.type_key() : "null") +
-                              "', not a GraphExecutorFactory: give the graph JSON and params separately "
-                              "(three-file deployment)");
-  }
-  return factory;
-}
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices) {
-  SORUN_ASSIGN_OR_RETURN(GraphExecutorFactoryNode * factory, GetFactory(model));
-  return factory->CreateExecutor(devices);
-}
-
-StatusOr<ModelParts> PartsOfPackedModel(const Module& model) {
-  SORUN_ASSIGN_OR_RETURN(GraphExecutorFactoryNode * factory, GetFactory(model));
-  if (model.imports().empty()) {
-    return FailedPrecondition("GraphExecutorFactory has no kernel library (it imports no module)");
-  }
-  ModelParts parts;
-  parts.root = model;
-  parts.graph = factory->graph();
-  parts.kernels = model.imports()[0];
-  parts.weights = factory->weights();
-  return parts;
-}
-
-StatusOr<ModelParts> PartsOfThreeFiles(const std::string& graph_json_path, const Module& lib,
-                                       const std::string& params_path) {
-  SORUN_RETURN_IF_ERROR(Initialize());
-  ModelParts parts;
-  parts.root = lib;
-  parts.graph_path = graph_json_path;
-  SORUN_ASSIGN_OR_RETURN(parts.kernels, ThreeFileKernelLibrary(lib, graph_json_path));
-  SORUN_ASSIGN_OR_RETURN(std::string json, ReadFileToString(graph_json_path));
-  auto spec = GraphSpec::Parse(json);
-  if (!spec.ok()) return std::move(spec).status().Annotate(graph_json_path);
-  if (!params_path.empty()) {
-    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(params_path));
-    BinaryReader reader(file->data(), file->size(), params_path, 0, ObjectPtr<Object>(file));
-    auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true);
-    if (!params.ok()) {
-      Status s = std::move(params).status();
-      // Errors from the reader start with the path already; per-tensor ones ("param 'w': ...") do not.
-      if (s.message().rfind(params_path, 0) != 0) s.Annotate(params_path);
-      return s;
-    }
-    if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-    SORUN_ASSIGN_OR_RETURN(parts.weights, SharedWeights::Create(std::move(*params), params_path));
-    // Every name must be a graph input (a params file for another model is an error).
-    SORUN_RETURN_IF_ERROR(parts.weights->CheckAgainstGraph(*spec, ParamsOutsideGraph::kRefused, graph_json_path));
-  }
-  parts.graph = std::make_shared<const GraphSpec>(std::move(*spec));
-  return parts;
-}
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const ModelParts& parts, const std::vector<DLDevice>& devices,
-                                                        std::shared_ptr<ThreadPool> thread_pool) {
-  auto e = GraphExecutor::Create(parts.graph, parts.kernels, devices, parts.weights, std::move(thread_pool));
-  if (!e.ok() && !parts.graph_path.empty()) return std::move(e).status().Annotate(parts.graph_path);
-  return e;
 }
 
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
@@ -104,13 +16,6 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
                                                                  const LoadOptions& options) {
   SORUN_ASSIGN_OR_RETURN(Module lib, Load(library_path, options));
   return CreateExecutorFromFiles(graph_json_path, lib, params_path, devices);
-}
-
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path, const Module& lib,
-                                                                 const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices) {
-  SORUN_ASSIGN_OR_RETURN(ModelParts parts, PartsOfThreeFiles(graph_json_path, lib, params_path));
-  return CreateExecutor(parts, devices);
 }
 
 }  // namespace sorun

@@ -1,11 +1,12 @@
 // model_loading: the module-tree level under the public API, for in-tree tools and tests that need
 // the module tree itself (the CLI's inspect/pack/verify, benches, fuzzers, the interop tools, tests).
 // NOT part of the public surface: applications use api/sorun.h (sorun::Model / sorun::Executor),
-// which is built on the functions here. Includes api/sorun.h, so one include gives both levels.
+// which is built on the functions here; a graph model's parts are graph_executor/graph_executable.h's.
+// Includes api/sorun.h, so one include gives both levels.
 //
 // Ownership: a Module is reference-counted (the loaded library stays mapped while any module, executor
-// or tensor of it lives); ModelParts holds references to everything an executor is made from. All
-// functions are thread-safe; each GraphExecutor is single-threaded (graph_executor/graph_executor.h).
+// or tensor of it lives). All functions are thread-safe; each GraphExecutor is single-threaded
+// (graph_executor/graph_executor.h).
 #ifndef SORUN_API_MODEL_LOADING_H_
 #define SORUN_API_MODEL_LOADING_H_
 
@@ -15,8 +16,7 @@
 
 #include "api/sorun.h"
 #include "base/status.h"
-#include "graph_executor/factory_module.h"
-#include "graph_executor/graph_executor.h"
+#include "graph_executor/graph_executable.h"
 #include "runtime/data_type.h"
 #include "runtime/module.h"
 #include "runtime/tensor.h"
@@ -28,13 +28,6 @@ namespace sorun {
 // Loads a model library (.so or .tar) after Initialize(). See serialization/loader.h.
 StatusOr<Module> Load(const std::string& path, const LoadOptions& options = {});
 
-// The GraphExecutorFactory at the root of a loaded model, or FailedPrecondition naming what the
-// root is instead.
-StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model);
-
-// An executor for a loaded model on `devices` (the first is the default device).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const Module& model, const std::vector<DLDevice>& devices);
-
 // The three-file deployment: graph JSON + kernel library + params file. The library is loaded with
 // `options`; the params file is mapped and its tensors are used in place when 64-byte aligned (as
 // sorun writes them).
@@ -43,34 +36,6 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
                                                                  const std::string& params_path,
                                                                  const std::vector<DLDevice>& devices,
                                                                  const LoadOptions& options = {});
-
-// The same with the kernel library already loaded (`library`, e.g. from Load()).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path,
-                                                                 const Module& library, const std::string& params_path,
-                                                                 const std::vector<DLDevice>& devices);
-
-// What executors of one model are made from: the validated graph, the kernel library and ONE
-// read-only copy of the weights, shared by every executor.
-struct ModelParts {
-  Module root;  // keeps the loaded library (and its module tree) alive
-  std::shared_ptr<const GraphSpec> graph;
-  Module kernels;                    // the kernel library the graph's nodes call
-  ObjectPtr<SharedWeights> weights;  // null: no parameters
-  std::string graph_path;            // three-file: the graph JSON (errors name it); else empty
-};
-
-// The parts of a packed model (a GraphExecutorFactory root importing its kernel library).
-StatusOr<ModelParts> PartsOfPackedModel(const Module& model);
-// The parts of a three-file deployment with the kernel library `library` already loaded (a packed
-// model given there stands for the kernel library it imports). Every rule of the three-file form is
-// checked here: the graph parses and validates, the params file parses to its end, every param names
-// a graph input of the same shape and dtype. `params_path` may be empty (no parameters).
-StatusOr<ModelParts> PartsOfThreeFiles(const std::string& graph_json_path, const Module& library,
-                                       const std::string& params_path);
-// A new executor from `parts` on `devices`, its parallel kernels on `thread_pool` (null: the
-// process-wide pool).
-StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const ModelParts& parts, const std::vector<DLDevice>& devices,
-                                                        std::shared_ptr<ThreadPool> thread_pool = nullptr);
 
 }  // namespace sorun
 
