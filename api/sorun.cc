@@ -5,8 +5,6 @@
 #include <string>
 
 #include "api/sorun.h"
-#include "graph_executor/register.h"
-#include "relax/relax_module.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/environment.h"
 
@@ -14,6 +12,8 @@ namespace sorun {
 
 // Defined by backends_all.cc or backends_cpu.cc, whichever the target links.
 Status RegisterLinkedBackends();
+// Defined by executors_all.cc, executors_graph.cc or executors_vm.cc, whichever the target links.
+Status RegisterLinkedExecutors();
 
 Status Initialize() {
   static std::mutex mutex;
@@ -22,8 +22,7 @@ Status Initialize() {
   if (done) return Status::Ok();
   // A malformed SORUN_* variable is an error here, not a silent default inside the thread pool.
   SORUN_RETURN_IF_ERROR(CheckSorunEnvironment());
-  SORUN_RETURN_IF_ERROR(RegisterGraphExecutor());
-  SORUN_RETURN_IF_ERROR(relax::RegisterRelaxVm());
+  SORUN_RETURN_IF_ERROR(RegisterLinkedExecutors());
   SORUN_RETURN_IF_ERROR(RegisterLinkedBackends());
   done = true;
   return Status::Ok();

@@ -143,21 +143,31 @@ class NDArray {
 };
 
 // One executor of a model: its own activations and bindings over the model's shared weights.
-// Created by Model::NewExecutor; move-only. One thread at a time (see the top of this file);
-// inputs()/outputs()/devices()/num_threads() may be read from any thread.
+// Created by Model::NewExecutor; move-only. One thread at a time (see the top of this file), except
+// the accessors marked "any thread": they may be read while another thread runs the executor.
+// The same contract for every model, whichever executor kind runs it (graph executor or Relax VM).
 class Executor {
  public:
   Executor(Executor&&) noexcept;
   Executor& operator=(Executor&&) noexcept;
   ~Executor();
 
-  // Every graph input (parameters bound from the model's weights have is_param set), and outputs.
+  // Any thread. Every input (parameters bound from the model's weights have is_param set), and the
+  // model's static description of its outputs: a dimension known only at run time is -1 (a Relax
+  // model's dynamic dimension), and a model whose bytecode tells its outputs only by running lists
+  // none. A run's actual shapes are those of the arrays GetOutput / Run return.
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
+  // Any thread. Outputs of the last completed run; before the first run, outputs().size().
+  int num_outputs() const;
   const std::vector<DLDevice>& devices() const;
-  // Threads of the pool this executor's parallel kernels use (its own, or the process pool).
+  // Any thread. Threads of the pool this executor's parallel kernels use (its own, or the process pool).
   int num_threads() const;
-  // Index of an input / output by name; NotFound listing the names.
+  // Any thread. What this executor offers beyond the common calls (SetOutputZeroCopy, LoadParams,
+  // ShareParams); a call it lacks fails with Unimplemented saying why.
+  ExecutorCapabilities capabilities() const;
+  // Any thread. Index of an input / output by name; NotFound listing the names. Outputs are also
+  // found as "<name>:0" and, for a model that lists none, as "output_<k>".
   StatusOr<int> InputIndex(std::string_view name) const;
   StatusOr<int> OutputIndex(std::string_view name) const;
 
@@ -168,7 +178,8 @@ class Executor {
   // aligned on the CPU); `value` must stay alive and unchanged in shape while bound.
   Status SetInputZeroCopy(int index, const DLTensor& value);
   Status SetInputZeroCopy(std::string_view name, const DLTensor& value);
-  // Makes the kernels write the output directly into `value` (same checks).
+  // capabilities().output_zero_copy: makes the kernels write the output directly into `value` (same
+  // checks).
   Status SetOutputZeroCopy(int index, const DLTensor& value);
 
   // Runs the model once with the inputs set so far.
@@ -188,14 +199,16 @@ class Executor {
 
   // See ExecutorOptions::warmup.
   Status Warmup();
-  // Runs the model once, then each operator `repeat` times on its own; one entry per operator.
+  // Per-kernel times: one entry per kernel call site (a graph's operator, a Relax instruction), each
+  // timed over `repeat` runs of it.
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
-  // Bytes per device: weights (shared), activations (this executor), kernel workspace (measured).
+  // Any thread. Bytes per device: weights (shared), activations (this executor), kernel workspace
+  // (measured).
   std::vector<DeviceMemory> Memory() const;
 
-  // TVM's load_params: params-file bytes; each tensor is copied into its input.
+  // capabilities().params_files: TVM's load_params (params-file bytes; each tensor is copied into its
+  // input) and share_params (inputs named in `params_bytes` alias `other`'s tensors; no copy).
   Status LoadParams(std::string_view params_bytes);
-  // TVM's share_params: inputs named in `params_bytes` alias `other`'s tensors for them (no copy).
   Status ShareParams(const Executor& other, std::string_view params_bytes);
 
  private:
@@ -217,11 +230,16 @@ class Model {
   static StatusOr<Model> LoadFromFiles(const std::string& graph_json_path, const std::string& library_path,
                                        const std::string& params_path, const RuntimeOptions& options = {});
 
-  // Inputs (parameters flagged is_param) and outputs, read from the graph without running.
+  // Inputs (parameters flagged is_param) and outputs, read from the model without running (the same
+  // as Executor::inputs() / outputs()).
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
   // The path given to Load (the library path for LoadFromFiles).
   const std::string& path() const;
+  // Which executor kind runs the model: "graph executor" or "Relax VM".
+  const char* executor_kind() const;
+  // What the model's executors offer beyond the common calls.
+  ExecutorCapabilities capabilities() const;
 
   // A new executor; the weights are shared, not copied.
   StatusOr<Executor> NewExecutor(const ExecutorOptions& options = {}) const;

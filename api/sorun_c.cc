@@ -22,6 +22,9 @@ struct sorun_model {
 struct sorun_executor {
   sorun::Model model;
   sorun::Executor executor;
+  // sorun_executor_output_info's answers about the last run (filled on first ask, cleared by each run):
+  // the pointers it hands out stay valid until the next run, as sorun_c.h promises.
+  mutable std::vector<sorun::TensorInfo> run_outputs;
 };
 
 namespace sorun {
@@ -328,7 +331,7 @@ sorun_status_t sorun_executor_num_outputs(const sorun_executor_t* executor, int3
   return Guarded(__func__, [&, function = __func__]() -> Status {
     SORUN_C_CHECK_NOT_NULL(executor);
     SORUN_C_CHECK_NOT_NULL(count);
-    *count = static_cast<int32_t>(executor->executor.outputs().size());
+    *count = static_cast<int32_t>(executor->executor.num_outputs());
     return Status::Ok();
   });
 }
@@ -336,7 +339,22 @@ sorun_status_t sorun_executor_num_outputs(const sorun_executor_t* executor, int3
 sorun_status_t sorun_executor_output_info(const sorun_executor_t* executor, int32_t index, sorun_tensor_info_t* info) {
   return Guarded(__func__, [&, function = __func__]() -> Status {
     SORUN_C_CHECK_NOT_NULL(executor);
-    return sorun::FillTensorInfo(function, executor->executor.outputs(), index, "output", info);
+    const sorun::Executor& ex = executor->executor;
+    SORUN_RETURN_IF_ERROR(sorun::CheckIndex(function, index, static_cast<size_t>(ex.num_outputs()), "output"));
+    // Before the first run (or while another thread holds the executor), the model's description.
+    auto output = ex.GetOutput(index);
+    if (!output.ok()) return sorun::FillTensorInfo(function, ex.outputs(), index, "output", info);
+    std::vector<sorun::TensorInfo>& run = executor->run_outputs;
+    if (run.size() != static_cast<size_t>(ex.num_outputs())) run.assign(static_cast<size_t>(ex.num_outputs()), {});
+    sorun::TensorInfo& entry = run[static_cast<size_t>(index)];
+    if (entry.name.empty()) {
+      const auto& described = ex.outputs();
+      entry.name = static_cast<size_t>(index) < described.size() ? described[static_cast<size_t>(index)].name
+                                                                 : "output_" + std::to_string(index);
+      entry.shape = output->shape();
+      entry.dtype = output->dtype();
+    }
+    return sorun::FillTensorInfo(function, run, index, "output", info);
   });
 }
 
@@ -385,6 +403,7 @@ sorun_status_t sorun_executor_set_output_zero_copy(sorun_executor_t* executor, i
 sorun_status_t sorun_executor_run(sorun_executor_t* executor) {
   return Guarded(__func__, [&, function = __func__]() -> Status {
     SORUN_C_CHECK_NOT_NULL(executor);
+    executor->run_outputs.clear();
     return executor->executor.Run();
   });
 }

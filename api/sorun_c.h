@@ -182,10 +182,11 @@ SORUN_C_API sorun_status_t sorun_executor_input_index(const sorun_executor_t* ex
                                                       int32_t* index);
 SORUN_C_API sorun_status_t sorun_executor_output_index(const sorun_executor_t* executor, const char* name,
                                                        int32_t* index);
-/* Since 1.1. The executor's outputs: the model's (sorun_model_output_info) for a graph model; for a Relax
- * VM model, those of its last run, real shapes included (before the first run, what the bytecode tells:
- * dims -1 where computed at run time, possibly no outputs at all). The info's pointers are valid until
- * the executor's next run or free. SORUN_OUT_OF_RANGE for an index outside [0, count). */
+/* Since 1.1. The executor's outputs as its last run gave them, real shapes included (for a graph model
+ * always the model's, sorun_model_output_info); before the first run, the model's description (dims -1
+ * where computed at run time; a Relax model whose bytecode tells its outputs only by running has none).
+ * The info's pointers are valid until the executor's next run or free. SORUN_OUT_OF_RANGE for an index
+ * outside [0, count). Called by the thread that uses the executor. */
 SORUN_C_API sorun_status_t sorun_executor_num_outputs(const sorun_executor_t* executor, int32_t* count);
 SORUN_C_API sorun_status_t sorun_executor_output_info(const sorun_executor_t* executor, int32_t index,
                                                       sorun_tensor_info_t* info);

@@ -1,7 +1,8 @@
 // Plain value types that describe an executor's graph and resources: the name, shape and dtype of an
-// input or output (TensorInfo), one operator's time (NodeProfile) and bytes per device
-// (DeviceMemory). Part of the public API (api/sorun.h includes this header), so it depends on DLPack
-// and the C++ library only. Pure data: copyable, thread-compatible.
+// input or output (TensorInfo), one operator's time (NodeProfile), bytes per device (DeviceMemory) and
+// what an executor kind can do beyond the common contract (ExecutorCapabilities). Part of the public
+// API (api/sorun.h includes this header), so it depends on DLPack and the C++ library only. Pure data:
+// copyable, thread-compatible.
 #ifndef SORUN_BASE_EXECUTOR_TYPES_H_
 #define SORUN_BASE_EXECUTOR_TYPES_H_
 
@@ -13,7 +14,8 @@
 
 namespace sorun {
 
-// Name, shape and dtype of a graph input or output.
+// Name, shape and dtype of a model input or output. A dimension of -1 is known only at run time (a
+// Relax model's dynamic dimension); the tensor a run gives or takes has the actual size.
 struct TensorInfo {
   std::string name;
   std::vector<int64_t> shape;
@@ -36,6 +38,15 @@ struct DeviceMemory {
   uint64_t weight_bytes = 0;      // shared parameters (once per device, whatever the executor count)
   uint64_t activation_bytes = 0;  // pools this executor allocates
   uint64_t workspace_bytes = 0;   // kernel workspace reserved so far (measured; 0 before a run)
+};
+
+// What an executor kind offers beyond the calls every executor has (Executor::capabilities(),
+// Model::capabilities()). Declared by the kind, fixed for a model: a call to a capability the kind lacks
+// fails with Unimplemented naming the capability and why the kind lacks it, before the executor is
+// touched.
+struct ExecutorCapabilities {
+  bool output_zero_copy = false;  // SetOutputZeroCopy: kernels write straight into the caller's memory
+  bool params_files = false;      // LoadParams / ShareParams: TVM params files bound to inputs
 };
 
 }  // namespace sorun

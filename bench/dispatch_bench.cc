@@ -13,6 +13,8 @@
 #include "api/model_loading.h"
 #include "bench/bench_util.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
+#include "runtime/data_type.h"
 #include "runtime/library_module.h"
 
 namespace sorun {

@@ -23,6 +23,8 @@
 #include "api/model_loading.h"
 #include "bench/bench_util.h"
 #include "bench/synthetic_model.h"
+#include "graph_executor/graph_executable.h"
+#include "runtime/data_type.h"
 
 int main(int argc, char** argv) {
   using namespace sorun;

@@ -23,6 +23,7 @@
 #include "format/elf_preflight.h"
 #include "fuzz/fuzz_common.h"
 #include "graph_executor/factory_module.h"
+#include "graph_executor/graph_executable.h"
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"

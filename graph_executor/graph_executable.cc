@@ -25,6 +25,16 @@ StatusOr<Module> ThreeFileKernelLibrary(const Module& lib, const std::string& gr
                          "factory imports one)");
 }
 
+StatusOr<std::unique_ptr<GraphExecutor>> CreateWithSignature(const ModelParts& parts,
+                                                             const std::vector<DLDevice>& devices,
+                                                             std::shared_ptr<ThreadPool> thread_pool,
+                                                             std::shared_ptr<const ModelSignature> signature) {
+  auto e = GraphExecutor::Create(parts.graph, parts.kernels, devices, parts.weights, std::move(thread_pool),
+                                 std::move(signature));
+  if (!e.ok() && !parts.graph_path.empty()) return std::move(e).status().Annotate(parts.graph_path);
+  return e;
+}
+
 }  // namespace
 
 StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
@@ -86,9 +96,7 @@ StatusOr<ModelParts> PartsOfThreeFiles(const std::string& graph_json_path, const
 
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutor(const ModelParts& parts, const std::vector<DLDevice>& devices,
                                                         std::shared_ptr<ThreadPool> thread_pool) {
-  auto e = GraphExecutor::Create(parts.graph, parts.kernels, devices, parts.weights, std::move(thread_pool));
-  if (!e.ok() && !parts.graph_path.empty()) return std::move(e).status().Annotate(parts.graph_path);
-  return e;
+  return CreateWithSignature(parts, devices, std::move(thread_pool), nullptr);
 }
 
 StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::string& graph_json_path, const Module& lib,
@@ -96,6 +104,36 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateExecutorFromFiles(const std::stri
                                                                  const std::vector<DLDevice>& devices) {
   SORUN_ASSIGN_OR_RETURN(ModelParts parts, PartsOfThreeFiles(graph_json_path, lib, params_path));
   return CreateExecutor(parts, devices);
+}
+
+ObjectPtr<GraphExecutable> GraphExecutable::Make(ModelParts parts) {
+  ObjectPtr<GraphExecutable> e = ObjectPtr<GraphExecutable>::FromRaw(new GraphExecutable());
+  ExecutorCapabilities capabilities;
+  capabilities.output_zero_copy = true;
+  capabilities.params_files = true;
+  e->Describe(GraphSignature(*parts.graph, parts.weights.get()), capabilities);
+  e->parts_ = std::move(parts);
+  return e;
+}
+
+StatusOr<std::unique_ptr<ModelExecutor>> GraphExecutable::NewExecutor(std::vector<DLDevice> devices,
+                                                                      std::shared_ptr<ThreadPool> thread_pool) const {
+  SORUN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> e,
+                         CreateWithSignature(parts_, devices, std::move(thread_pool), signature()));
+  return std::unique_ptr<ModelExecutor>(std::move(e));
+}
+
+StatusOr<ObjectPtr<Executable>> GraphExecutableOfRoot(const Module& root, const std::string& path) {
+  if (dynamic_cast<GraphExecutorFactoryNode*>(root.get()) == nullptr) return ObjectPtr<Executable>();
+  auto parts = PartsOfPackedModel(root);
+  if (!parts.ok()) return std::move(parts).status().Annotate(path);
+  return ObjectPtr<Executable>(GraphExecutable::Make(std::move(*parts)));
+}
+
+StatusOr<ObjectPtr<Executable>> GraphExecutableOfFiles(const std::string& graph_json_path, const Module& library,
+                                                       const std::string& params_path) {
+  SORUN_ASSIGN_OR_RETURN(ModelParts parts, PartsOfThreeFiles(graph_json_path, library, params_path));
+  return ObjectPtr<Executable>(GraphExecutable::Make(std::move(parts)));
 }
 
 }  // namespace sorun

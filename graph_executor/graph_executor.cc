@@ -1,15 +1,11 @@
 #include "graph_executor/graph_executor.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <unordered_map>
 
-#include "base/busy_guard.h"
 #include "format/binary_reader.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
@@ -32,33 +28,33 @@ struct GraphExecutor::Step {
   Kind kind = kCall;
 };
 
-namespace {
-constexpr char kBusyRefusal[] =
-    "graph executor is being used by another thread; an executor is single-threaded (create one per thread from "
-    "the factory)";
-}  // namespace
-
-// Rejects concurrent use of this executor (it is single-threaded by contract).
-#define SORUN_EXCLUSIVE()                     \
-  BusyGuard busy_guard_(busy_, kBusyRefusal); \
-  SORUN_RETURN_IF_ERROR(busy_guard_.status())
-
+GraphExecutor::GraphExecutor(Setup setup) : ModelExecutor(std::move(setup)) {}
 GraphExecutor::~GraphExecutor() = default;
+
+std::shared_ptr<const ModelSignature> GraphSignature(const GraphSpec& graph, const SharedWeights* weights) {
+  return ModelSignature::Make(DescribeGraphInputs(graph, weights), DescribeGraphOutputs(graph));
+}
 
 StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<const GraphSpec> graph,
                                                                Module kernel_lib, std::vector<DLDevice> devices,
                                                                ObjectPtr<SharedWeights> weights,
-                                                               std::shared_ptr<ThreadPool> thread_pool) {
+                                                               std::shared_ptr<ThreadPool> thread_pool,
+                                                               std::shared_ptr<const ModelSignature> signature) {
   if (!graph) return InvalidArgument("GraphExecutor::Create: null graph");
   if (!kernel_lib.defined()) return InvalidArgument("GraphExecutor::Create: null kernel library module");
   if (devices.empty()) return InvalidArgument("GraphExecutor::Create: no device given");
   for (const DLDevice& d : devices) SORUN_RETURN_IF_ERROR(CheckDeviceExists(d));
-  std::unique_ptr<GraphExecutor> e(new GraphExecutor());
+  Setup setup;
+  setup.kind = ExecutorKind::kGraph;
+  setup.signature = signature ? std::move(signature) : GraphSignature(*graph, weights.get());
+  setup.devices = std::move(devices);
+  setup.thread_pool = std::move(thread_pool);
+  setup.capabilities.output_zero_copy = true;
+  setup.capabilities.params_files = true;
+  std::unique_ptr<GraphExecutor> e(new GraphExecutor(std::move(setup)));
   e->graph_ = std::move(graph);
   e->lib_ = std::move(kernel_lib);
-  e->devices_ = std::move(devices);
   e->weights_ = std::move(weights);
-  e->thread_pool_ = std::move(thread_pool);
   SORUN_RETURN_IF_ERROR(e->Init());
   return e;
 }
@@ -66,19 +62,11 @@ StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<c
 Status GraphExecutor::Init() {
   const GraphSpec& g = *graph_;
   const uint32_t n = g.num_entries();
-  for (uint32_t nid : g.arg_nodes) {
-    int index = static_cast<int>(input_entries_.size());
-    input_entries_.push_back(g.entry_id(nid, 0));
-    input_by_name_.emplace(g.nodes[nid].name, index);
-  }
+  input_entries_.reserve(g.arg_nodes.size());
+  for (uint32_t nid : g.arg_nodes) input_entries_.push_back(g.entry_id(nid, 0));
   loaded_param_.reset(new std::atomic<bool>[input_entries_.size()]());
-  for (const GraphEntryRef& h : g.heads) {
-    int index = static_cast<int>(output_entries_.size());
-    output_entries_.push_back(g.entry_id(h));
-    const std::string& name = g.nodes[h.node_id].name;
-    output_by_name_.emplace(name + ":" + std::to_string(h.index), index);
-    if (h.index == 0) output_by_name_.emplace(name, index);
-  }
+  output_entries_.reserve(g.heads.size());
+  for (const GraphEntryRef& h : g.heads) output_entries_.push_back(g.entry_id(h));
   // Alias groups: __nop outputs share memory with their inputs.
   alias_root_.resize(n);
   for (uint32_t e = 0; e < n; ++e) alias_root_[e] = e;
@@ -105,7 +93,7 @@ Status GraphExecutor::Init() {
   SORUN_RETURN_IF_ERROR(SetupSteps());
   // Start the worker threads now rather than inside the first run (kernels launch parallel loops); an
   // own pool started its workers when it was made.
-  if (!thread_pool_) ThreadPool::Global();
+  if (!thread_pool()) ThreadPool::Global();
   return Status::Ok();
 }
 
@@ -168,7 +156,7 @@ Status GraphExecutor::SetupStorage() {
     }
   }
   std::vector<bool> bound(bound_param_.begin(), bound_param_.end());
-  SORUN_ASSIGN_OR_RETURN(plan_, PlanMemory(g, devices_, bound));
+  SORUN_ASSIGN_OR_RETURN(plan_, PlanMemory(g, devices(), bound));
 
   // Linked parameters (TVM link-params): the library may provide storage for some pools.
   PackedFunc lookup_linked = lib_.GetFunction(keys::kSymbolLookupLinkedParam, /*query_imports=*/false);
@@ -286,56 +274,24 @@ Status GraphExecutor::SetupSteps() {
   return Status::Ok();
 }
 
-namespace {
+namespace {}  // namespace
 
-// Maps the pages of [data, data + bytes) into the process without changing their contents:
-// MADV_POPULATE_WRITE / _READ (Linux 5.14+) on the whole pages around the range (the same mapping:
-// madvise works on pages, and populating never changes a byte). On older kernels each page inside the
-// range is touched instead (a volatile read, and for `write` the same value written back: only bytes
-// of the range itself, which the caller owns).
-void PopulatePages(void* data, uint64_t bytes, bool write) {
-  if (data == nullptr || bytes == 0) return;
-#ifndef MADV_POPULATE_READ
-  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14 uapi values; older headers lack them
-  constexpr int MADV_POPULATE_WRITE = 23;
-#endif
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t first = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t begin = first / page * page;
-  const uintptr_t end = (first + static_cast<uintptr_t>(bytes) + page - 1) / page * page;
-  if (madvise(reinterpret_cast<void*>(begin), end - begin, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) {
-    return;
-  }
-  auto* p = static_cast<volatile uint8_t*>(data);
-  for (uint64_t off = 0; off < bytes; off = (first + off) / page * page + page - first) {
-    const uint8_t v = p[off];
-    if (write) p[off] = v;
-  }
-}
-
-}  // namespace
-
-Status GraphExecutor::Warmup() {
-  SORUN_EXCLUSIVE();
-  ThreadPool::Scope pool_scope(thread_pool_.get());
+void GraphExecutor::PagesToWarm(std::vector<PageRange>* pages) const {
   for (size_t p = 0; p < pools_.size(); ++p) {
     const Tensor& pool = pools_[p];
     if (!pool.defined() || pool.device().device_type != kDLCPU) continue;
-    PopulatePages(pool.data(), plan_.pools[p].bytes, /*write=*/true);
+    pages->push_back(PageRange{pool.data(), plan_.pools[p].bytes, /*write=*/true});
   }
   for (uint32_t eid = 0; eid < entries_.size(); ++eid) {
     // Weights used in place (shared, on the CPU): the first run would fault them in.
     if (!bound_param_[eid] || !shared_[eid] || !entries_[eid].defined()) continue;
     if (entries_[eid].device().device_type != kDLCPU) continue;
-    PopulatePages(static_cast<uint8_t*>(entries_[eid].data()) + entries_[eid].dl()->byte_offset, entries_[eid].nbytes(),
-                  /*write=*/false);
+    pages->push_back(PageRange{static_cast<uint8_t*>(entries_[eid].data()) + entries_[eid].dl()->byte_offset,
+                               entries_[eid].nbytes(), /*write=*/false});
   }
-  return Status::Ok();
 }
 
-Status GraphExecutor::Run() {
-  SORUN_EXCLUSIVE();
-  ThreadPool::Scope pool_scope(thread_pool_.get());
+Status GraphExecutor::DoRun() {
   TVMValue* values = arg_values_.data();
   int* codes = arg_codes_.data();
   for (const Step& s : steps_) {
@@ -368,11 +324,10 @@ MemoryPlan GraphExecutor::memory_plan() const {
   return plan;
 }
 
-StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
-  if (repeat < 1) return InvalidArgument("Profile: repeat must be at least 1");
-  SORUN_RETURN_IF_ERROR(Run());
-  SORUN_EXCLUSIVE();
-  ThreadPool::Scope pool_scope(thread_pool_.get());
+std::vector<DeviceMemory> GraphExecutor::DescribeMemory() const { return memory_plan().devices; }
+
+StatusOr<std::vector<NodeProfile>> GraphExecutor::DoProfile(int repeat) {
+  SORUN_RETURN_IF_ERROR(DoRun());
   std::vector<NodeProfile> out;
   for (const Step& s : steps_) {
     NodeProfile p;
@@ -391,7 +346,7 @@ StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
             nullptr);
       }
       // Device work is asynchronous: wait for it so the time is the operator's.
-      for (const DLDevice& d : devices_) {
+      for (const DLDevice& d : devices()) {
         if (d.device_type != kDLCPU) {
           auto api = GetDeviceApi(d.device_type);
           if (api.ok()) (*api)->Sync(d, nullptr).IgnoreError();
@@ -410,32 +365,6 @@ StatusOr<std::vector<NodeProfile>> GraphExecutor::Profile(int repeat) {
   return out;
 }
 
-Status GraphExecutor::CheckIndex(int index, int count, const char* what) const {
-  if (index < 0 || index >= count) {
-    return OutOfRange(std::string(what) + " index " + std::to_string(index) + " out of range (the graph has " +
-                      std::to_string(count) + ")");
-  }
-  return Status::Ok();
-}
-
-StatusOr<int> GraphExecutor::GetInputIndex(std::string_view name) const {
-  auto it = input_by_name_.find(std::string(name));
-  if (it != input_by_name_.end()) return it->second;
-  std::string names;
-  for (size_t i = 0; i < input_entries_.size() && i < 16; ++i) {
-    uint32_t nid = graph_->arg_nodes[i];
-    if (bound_param_[input_entries_[i]]) continue;
-    names += (names.empty() ? "" : ", ") + graph_->nodes[nid].name;
-  }
-  return NotFound("the graph has no input named '" + std::string(name) + "' (inputs: " + names + ")");
-}
-
-StatusOr<int> GraphExecutor::GetOutputIndex(std::string_view name) const {
-  auto it = output_by_name_.find(std::string(name));
-  if (it != output_by_name_.end()) return it->second;
-  return NotFound("the graph has no output named '" + std::string(name) + "'");
-}
-
 Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* what) const {
   SORUN_RETURN_IF_ERROR(CheckDLTensorFields(v, what));
   const GraphSpec& g = *graph_;
@@ -451,47 +380,22 @@ Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* 
   return Status::Ok();
 }
 
-Status GraphExecutor::CheckZeroCopyTarget(uint32_t eid, const DLTensor& v, const std::string& what) const {
-  const DLDevice device = plan_.entry_device[eid];
-  if (v.device != device) {
-    return InvalidArgument(what + ": tensor is on " + DeviceToString(v.device) + " but the graph keeps it on " +
-                           DeviceToString(device));
-  }
-  if (v.data == nullptr) return InvalidArgument(what + ": tensor has no data");
-  if (!IsCompact(v)) return InvalidArgument(what + ": tensor is not compact");
+Status GraphExecutor::CheckEntryZeroCopyTarget(uint32_t eid, const DLTensor& v, const std::string& what) const {
+  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(v, plan_.entry_device[eid], what));
   const std::string& texture_scope = plan_.pools[static_cast<size_t>(plan_.entry_pool[eid])].texture_scope;
   if (!texture_scope.empty()) {
     return InvalidArgument(what + ": the graph keeps this entry in texture memory ('" + texture_scope +
                            "'); kernels read it as an image, so it takes a copy (SetInput / CopyOutputTo)");
   }
-  if (device.device_type == kDLCPU) {
-    uintptr_t address = reinterpret_cast<uintptr_t>(v.data) + v.byte_offset;
-    if (address % kAllocAlignment != 0) {
-      return InvalidArgument(what + ": data address is not 64-byte aligned (kernels assume it)");
-    }
-  } else if (v.byte_offset != 0) {
-    return InvalidArgument(what + ": device tensors must have byte_offset 0");
-  }
   return Status::Ok();
 }
 
-Status GraphExecutor::SetInput(int index, const DLTensor& value) {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
-  SORUN_EXCLUSIVE();
-  return SetInputLocked(index, value);
-}
-
-Status GraphExecutor::SetInputLocked(int index, const DLTensor& value) {
+Status GraphExecutor::DoSetInput(int index, const DLTensor& value) {
   uint32_t eid = input_entries_[static_cast<size_t>(index)];
   const std::string what = "set_input '" + graph_->nodes[graph_->arg_nodes[static_cast<size_t>(index)]].name + "'";
   SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
   if (shared_[eid]) SORUN_RETURN_IF_ERROR(MakePrivate(eid));
   return CopyTensor(value, *entries_[eid].dl()).Annotate(what);
-}
-
-Status GraphExecutor::SetInput(std::string_view name, const DLTensor& value) {
-  SORUN_ASSIGN_OR_RETURN(int index, GetInputIndex(name));
-  return SetInput(index, value);
 }
 
 Status GraphExecutor::MakePrivate(uint32_t eid) {
@@ -527,86 +431,64 @@ void GraphExecutor::Rebind(uint32_t eid, void* data, uint64_t byte_offset, Objec
   }
 }
 
-Status GraphExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
-  SORUN_EXCLUSIVE();
+Status GraphExecutor::DoSetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
   uint32_t eid = input_entries_[static_cast<size_t>(index)];
   const std::string what =
       "set_input_zero_copy '" + graph_->nodes[graph_->arg_nodes[static_cast<size_t>(index)]].name + "'";
   SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
-  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(eid, value, what));
+  SORUN_RETURN_IF_ERROR(CheckEntryZeroCopyTarget(eid, value, what));
   Rebind(eid, value.data, value.byte_offset, std::move(owner));
   for (uint32_t m : alias_members_[alias_root_[eid]]) shared_[m] = 1;  // not ours: never written by set_input
   return Status::Ok();
 }
 
-Status GraphExecutor::SetOutputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
-  SORUN_EXCLUSIVE();
+Status GraphExecutor::DoSetOutputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
   uint32_t eid = output_entries_[static_cast<size_t>(index)];
   const std::string what = "set_output_zero_copy " + std::to_string(index);
   SORUN_RETURN_IF_ERROR(CheckBinding(eid, value, what.c_str()));
-  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(eid, value, what));
+  SORUN_RETURN_IF_ERROR(CheckEntryZeroCopyTarget(eid, value, what));
   if (bound_param_[eid]) return InvalidArgument(what + ": the output is a bound parameter");
   Rebind(eid, value.data, value.byte_offset, std::move(owner));
   return Status::Ok();
 }
 
-StatusOr<Tensor> GraphExecutor::GetInput(int index) const {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_inputs(), "input"));
-  SORUN_EXCLUSIVE();
+StatusOr<Tensor> GraphExecutor::DoGetInput(int index) const {
   return entries_[input_entries_[static_cast<size_t>(index)]];
 }
 
-StatusOr<Tensor> GraphExecutor::GetOutput(int index) const {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
-  SORUN_EXCLUSIVE();
+StatusOr<Tensor> GraphExecutor::DoGetOutput(int index) const {
   return entries_[output_entries_[static_cast<size_t>(index)]];
 }
 
-Status GraphExecutor::CopyOutputTo(int index, const DLTensor& out) const {
-  SORUN_RETURN_IF_ERROR(CheckIndex(index, num_outputs(), "output"));
-  SORUN_EXCLUSIVE();
-  uint32_t eid = output_entries_[static_cast<size_t>(index)];
-  const std::string what = "get_output " + std::to_string(index);
-  SORUN_RETURN_IF_ERROR(CheckBinding(eid, out, what.c_str()));
-  return CopyTensor(*entries_[eid].dl(), out).Annotate(what);
-}
-
-Status GraphExecutor::LoadParams(std::string_view params_bytes) {
+Status GraphExecutor::DoLoadParams(std::string_view params_bytes) {
   BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
   SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-  SORUN_EXCLUSIVE();
   // Validate every name, dtype and shape before writing anything.
   SORUN_RETURN_IF_ERROR(
       CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "load_params", "this graph"));
   std::vector<int> indices;
-  for (const auto& kv : params) indices.push_back(input_by_name_.find(kv.first)->second);  // found: checked
+  for (const auto& kv : params) indices.push_back(*GetInputIndex(kv.first));  // found: checked
   for (size_t i = 0; i < params.size(); ++i) {
-    SORUN_RETURN_IF_ERROR(SetInputLocked(indices[i], *params[i].second.dl()));
+    SORUN_RETURN_IF_ERROR(DoSetInput(indices[i], *params[i].second.dl()));
     loaded_param_[static_cast<size_t>(indices[i])].store(true, std::memory_order_relaxed);
   }
   return Status::Ok();
 }
 
-Status GraphExecutor::ShareParams(const GraphExecutor& other, std::string_view params_bytes) {
+Status GraphExecutor::DoShareParams(const ModelExecutor& other_executor, std::string_view params_bytes) {
+  // The base checked the kind: `other_executor` is a GraphExecutor, held by its own busy guard.
+  const auto& other = static_cast<const GraphExecutor&>(other_executor);
   BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
   SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
-  SORUN_EXCLUSIVE();
-  // `other`'s tensors are read too: it must not be rebinding them meanwhile.
-  if (&other == this) return InvalidArgument("share_params: an executor cannot share params with itself");
-  BusyGuard other_guard(other.busy_, kBusyRefusal);
-  SORUN_RETURN_IF_ERROR(other_guard.status());
   // Every param is an input of both graphs, with the same dtype and shape in each.
   SORUN_RETURN_IF_ERROR(
       CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "share_params", "this graph"));
   SORUN_RETURN_IF_ERROR(CheckParamsAgainstGraph(*other.graph_, params, ParamsOutsideGraph::kRefused, "share_params",
                                                 "the other executor's graph"));
   for (const auto& kv : params) {  // every name is found: checked above
-    uint32_t eid = input_entries_[static_cast<size_t>(input_by_name_.find(kv.first)->second)];
-    const Tensor& src =
-        other.entries_[other.input_entries_[static_cast<size_t>(other.input_by_name_.find(kv.first)->second)]];
+    uint32_t eid = input_entries_[static_cast<size_t>(*GetInputIndex(kv.first))];
+    const Tensor& src = other.entries_[other.input_entries_[static_cast<size_t>(*other.GetInputIndex(kv.first))]];
     if (src.device() != plan_.entry_device[eid]) {
       return InvalidArgument("share_params '" + kv.first + "': the other executor holds it on " +
                              DeviceToString(src.device()));

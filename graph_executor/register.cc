@@ -2,7 +2,9 @@
 
 #include <mutex>
 
+#include "executor/executor_registry.h"
 #include "graph_executor/factory_module.h"
+#include "graph_executor/graph_executable.h"
 #include "graph_executor/graph_executor_module.h"
 #include "runtime/blob_loader.h"
 #include "runtime/data_type.h"
@@ -13,6 +15,12 @@ namespace sorun {
 namespace {
 
 Status RegisterOnce() {
+  ExecutorKindHooks kind;
+  kind.kind = ExecutorKind::kGraph;
+  kind.root_description = "a GraphExecutorFactory";
+  kind.from_root = GraphExecutableOfRoot;
+  kind.from_files = GraphExecutableOfFiles;
+  SORUN_RETURN_IF_ERROR(RegisterExecutorKind(kind));
   SORUN_RETURN_IF_ERROR(RegisterBlobLoader(keys::kTypeKeyGraphExecutorFactory, LoadGraphExecutorFactory));
   SORUN_RETURN_IF_ERROR(RegisterBlobLoader(keys::kTypeKeyLegacyGraphRuntimeFactory, LoadGraphExecutorFactory));
   FunctionRegistry& registry = FunctionRegistry::Global();

@@ -107,7 +107,7 @@ py::object Run(PyExecutor& self, const py::args& args, const py::kwargs& kwargs)
   std::vector<NDArray> outputs;
   {
     py::gil_scoped_release release;
-    const int n = static_cast<int>(ex.outputs().size());
+    const int n = ex.num_outputs();
     for (int i = 0; i < n; ++i) outputs.push_back(Value(Value(ex.GetOutput(i)).CopyTo(DLDevice{kDLCPU, 0})));
   }
   py::list out;
@@ -136,6 +136,9 @@ void BindModel(py::module_& m) {
           "inputs", [](const PyModel& self) { return TensorInfos(self.model.inputs()); },
           "Every graph input, parameters included (is_param=True).")
       .def_property_readonly("outputs", [](const PyModel& self) { return TensorInfos(self.model.outputs()); })
+      .def_property_readonly(
+          "executor_kind", [](const PyModel& self) { return std::string(self.model.executor_kind()); },
+          "Which executor kind runs the model: 'graph executor' or 'Relax VM'.")
       .def(
           "executor",
           [](py::object self, const py::object& device, std::optional<int> num_threads,
@@ -178,7 +181,13 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           "num_threads", [](const PyExecutor& self) { return self.ex->num_threads(); },
           "Threads of the pool its kernels use (its own, or the process-wide pool).")
       .def_property_readonly("inputs", [](const PyExecutor& self) { return TensorInfos(self.ex->inputs()); })
-      .def_property_readonly("outputs", [](const PyExecutor& self) { return TensorInfos(self.ex->outputs()); })
+      .def_property_readonly(
+          "outputs", [](const PyExecutor& self) { return TensorInfos(self.ex->outputs()); },
+          "The model's description of its outputs (a dim known only at run time is -1; a Relax model whose "
+          "bytecode tells its outputs only by running lists none). A run's shapes are its outputs' shapes.")
+      .def_property_readonly(
+          "num_outputs", [](const PyExecutor& self) { return self.ex->num_outputs(); },
+          "Outputs of the last run (before the first run, len(outputs)). Any thread.")
       .def(
           "set_input",
           [](PyExecutor& self, const py::object& key, const py::object& value, const py::kwargs& kwargs) {
@@ -238,7 +247,9 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
       .def(
           "get_num_inputs", [](const PyExecutor& self) { return self.ex->inputs().size(); },
           "Number of graph inputs, parameters included (as TVM).")
-      .def("get_num_outputs", [](const PyExecutor& self) { return self.ex->outputs().size(); })
+      .def(
+          "get_num_outputs", [](const PyExecutor& self) { return self.ex->num_outputs(); },
+          "Number of outputs of the last run (as TVM).")
       .def(
           "get_input_info",
           [](const PyExecutor& self) {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "executor/executor_registry.h"
 #include "relax/export_check.h"
 #include "runtime/blob_loader.h"
 #include "runtime/function_registry.h"
@@ -125,10 +126,28 @@ RelaxExecutableModule* AsRelaxExecutable(const Module& root) {
   return dynamic_cast<RelaxExecutableModule*>(root.get());
 }
 
+namespace {
+
+// The kind's from_root hook (executor/executor_registry.h).
+StatusOr<ObjectPtr<Executable>> VmExecutableOfRoot(const Module& root, const std::string& path) {
+  RelaxExecutableModule* module = AsRelaxExecutable(root);
+  if (module == nullptr) return ObjectPtr<Executable>();
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<VmProgram> program, module->Program(path));
+  return ObjectPtr<Executable>(std::move(program));
+}
+
+}  // namespace
+
 Status RegisterRelaxVm() {
   static std::once_flag once;
   static Status status;
   std::call_once(once, [] {
+    ExecutorKindHooks kind;
+    kind.kind = ExecutorKind::kRelaxVm;
+    kind.root_description = "a Relax VM executable";
+    kind.from_root = VmExecutableOfRoot;
+    status = RegisterExecutorKind(kind);
+    if (!status.ok()) return;
     for (const char* key : {kTypeKeyRelaxExecutable, kTypeKeyRelaxVmExecutable}) {
       const std::string type_key = key;
       status = RegisterBlobLoader(type_key,

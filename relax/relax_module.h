@@ -5,9 +5,11 @@
 // below it). The runnable program (relax/vm_program.h: function table resolved, constants placed) is
 // built once, on first use, after the import tree is complete.
 //
-// RegisterRelaxVm() installs what the loader needs (serialization/loader.h): the blob loaders for
-// the legacy layout's executable entries, and keys::kFuncLoadFfiLibraryBin for the tvm-ffi blob
-// symbols. Thread-safe after loading.
+// RegisterRelaxVm() links the Relax VM into the program: the executor kind (its from_root hook in
+// executor/executor_registry.h turns a RelaxExecutableModule root into its VmProgram) and what the
+// loader needs (serialization/loader.h): the blob loaders for the legacy layout's executable entries,
+// and keys::kFuncLoadFfiLibraryBin for the tvm-ffi blob symbols. Called by the front door's link-chosen
+// executor list (api/executors_*.cc). Thread-safe after loading.
 #ifndef SORUN_RELAX_RELAX_MODULE_H_
 #define SORUN_RELAX_RELAX_MODULE_H_
 

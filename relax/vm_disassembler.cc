@@ -302,26 +302,41 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
 
 namespace {
 
-// ---- DescribeOutputs: a static walk of straight-line code ----
+// ---- DescribeOutputs: a static walk back from main's returns ----
+//
+// Straight-line code: the value of a register at an instruction is the one its last writer before it
+// made. With branches (If / Goto): any writer of the register in the function may have made it, so every
+// one is described and the descriptions merged (same count, dtype and rank; a dim the writers disagree
+// on becomes -1), and a register no instruction writes (a parameter) cannot be told. Every path's value
+// is covered either way, so what the walk returns holds for every run.
 
 struct OutputWalk {
   const VmExecutable& exec;
   const VmFunction& fn;
-  bool ok = true;
-  std::vector<TensorInfo> leaves;
+  bool branchy = false;
 
-  // The last Call writing `reg` before instruction `before`; -1 if none.
-  int64_t Writer(int64_t reg, int64_t before) const {
-    for (int64_t pc = before - 1; pc >= fn.start_instr; --pc) {
-      const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
-      if (in.op == VmOpcode::kCall && in.dst == reg) return pc;
-    }
-    return -1;
-  }
   const std::string& CalleeName(const VmInstruction& in) const {
     return exec.functions[static_cast<size_t>(in.func_index)].name;
   }
-  // dims of a shape argument: a constant, or a register written by make_shape.
+  // The instructions that may have written `reg` as seen at instruction `before` (see above); empty
+  // when none can be named.
+  std::vector<int64_t> Writers(int64_t reg, int64_t before) const {
+    std::vector<int64_t> out;
+    if (!branchy) {
+      for (int64_t pc = before - 1; pc >= fn.start_instr; --pc) {
+        const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+        if (in.op == VmOpcode::kCall && in.dst == reg) return {pc};
+      }
+      return out;
+    }
+    if (reg < fn.num_args) return out;  // a parameter may reach unwritten
+    for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
+      const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
+      if (in.op == VmOpcode::kCall && in.dst == reg) out.push_back(pc);
+    }
+    return out;
+  }
+  // dims of a shape argument: a constant, or a register written by one make_shape.
   bool ShapeOf(const VmArg& a, int64_t before, std::vector<int64_t>* dims) const {
     if (a.kind == VmArgKind::kConstIdx) {
       const VmConstant& c = exec.constants[static_cast<size_t>(a.value)];
@@ -330,9 +345,9 @@ struct OutputWalk {
       return true;
     }
     if (a.kind != VmArgKind::kRegister) return false;
-    const int64_t w = Writer(a.value, before);
-    if (w < 0) return false;
-    const VmInstruction& in = exec.instructions[static_cast<size_t>(w)];
+    const std::vector<int64_t> writers = Writers(a.value, before);
+    if (writers.size() != 1) return false;
+    const VmInstruction& in = exec.instructions[static_cast<size_t>(writers[0])];
     if (CalleeName(in) != "vm.builtin.make_shape" || in.args.size() < 2 || in.args[1].kind != VmArgKind::kImmediate) {
       return false;
     }
@@ -354,49 +369,68 @@ struct OutputWalk {
     *dtype = c.dtype;
     return true;
   }
-  void Leaf(int64_t reg, int64_t before, int depth) {
-    if (!ok) return;
-    const int64_t w = depth > 64 ? -1 : Writer(reg, before);
-    if (w < 0) {
-      ok = false;
-      return;
+  // Merges `next` (one writer's leaves) into `merged`; false when they disagree beyond dims.
+  static bool Merge(std::vector<TensorInfo>* merged, const std::vector<TensorInfo>& next, bool first) {
+    if (first) {
+      *merged = next;
+      return true;
     }
+    if (merged->size() != next.size()) return false;
+    for (size_t i = 0; i < next.size(); ++i) {
+      TensorInfo& m = (*merged)[i];
+      const TensorInfo& n = next[i];
+      if (m.dtype.code != n.dtype.code || m.dtype.bits != n.dtype.bits || m.dtype.lanes != n.dtype.lanes ||
+          m.shape.size() != n.shape.size()) {
+        return false;
+      }
+      for (size_t d = 0; d < n.shape.size(); ++d) {
+        if (m.shape[d] != n.shape[d]) m.shape[d] = -1;
+      }
+    }
+    return true;
+  }
+  // Appends the leaves of the value `reg` holds at instruction `before`; false when it cannot tell.
+  bool Leaf(int64_t reg, int64_t before, int depth, std::vector<TensorInfo>* out) const {
+    if (depth > 64) return false;
+    const std::vector<int64_t> writers = Writers(reg, before);
+    if (writers.empty()) return false;
+    std::vector<TensorInfo> merged;
+    for (size_t i = 0; i < writers.size(); ++i) {
+      std::vector<TensorInfo> one;
+      if (!Written(writers[i], depth, &one) || !Merge(&merged, one, i == 0)) return false;
+    }
+    out->insert(out->end(), merged.begin(), merged.end());
+    return true;
+  }
+  // The leaves of what instruction `w` wrote.
+  bool Written(int64_t w, int depth, std::vector<TensorInfo>* out) const {
     const VmInstruction& in = exec.instructions[static_cast<size_t>(w)];
     const std::string& callee = CalleeName(in);
     TensorInfo info;
     if (callee == "vm.builtin.make_tuple") {
       for (const VmArg& a : in.args) {
-        if (a.kind != VmArgKind::kRegister) {
-          ok = false;
-          return;
-        }
-        Leaf(a.value, w, depth + 1);
+        if (a.kind != VmArgKind::kRegister || !Leaf(a.value, w, depth + 1, out)) return false;
       }
-      return;
+      return true;
     }
     if (callee == "vm.builtin.copy" && !in.args.empty() && in.args[0].kind == VmArgKind::kRegister) {
-      Leaf(in.args[0].value, w, depth + 1);
-      return;
+      return Leaf(in.args[0].value, w, depth + 1, out);
     }
     if (callee == "vm.builtin.alloc_tensor" && in.args.size() >= 4 && ShapeOf(in.args[2], w, &info.shape) &&
         DTypeOf(in.args[3], &info.dtype)) {
-      leaves.push_back(info);
-      return;
+      out->push_back(info);
+      return true;
     }
     if (callee == "vm.builtin.reshape" && in.args.size() == 2 && in.args[0].kind == VmArgKind::kRegister &&
         ShapeOf(in.args[1], w, &info.shape)) {
       // The dtype is the reshaped tensor's.
-      OutputWalk inner{exec, fn};
-      inner.Leaf(in.args[0].value, w, depth + 1);
-      if (!inner.ok || inner.leaves.size() != 1) {
-        ok = false;
-        return;
-      }
-      info.dtype = inner.leaves[0].dtype;
-      leaves.push_back(info);
-      return;
+      std::vector<TensorInfo> inner;
+      if (!Leaf(in.args[0].value, w, depth + 1, &inner) || inner.size() != 1) return false;
+      info.dtype = inner[0].dtype;
+      out->push_back(info);
+      return true;
     }
-    ok = false;
+    return false;
   }
 };
 
@@ -406,21 +440,24 @@ std::vector<TensorInfo> DescribeOutputs(const VmExecutable& exec, int function) 
   if (function < 0 || static_cast<size_t>(function) >= exec.functions.size()) return {};
   const VmFunction& fn = exec.functions[static_cast<size_t>(function)];
   if (fn.kind != VmFunctionKind::kVmFunc) return {};
-  int64_t ret_pc = -1;
+  OutputWalk walk{exec, fn};
+  std::vector<int64_t> rets;
   for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
     const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
-    if (in.op == VmOpcode::kGoto || in.op == VmOpcode::kIf) return {};  // branches: not straight-line
-    if (in.op == VmOpcode::kRet) {
-      if (ret_pc >= 0) return {};
-      ret_pc = pc;
+    if (in.op == VmOpcode::kGoto || in.op == VmOpcode::kIf) walk.branchy = true;
+    if (in.op == VmOpcode::kRet) rets.push_back(pc);
+  }
+  std::vector<TensorInfo> outputs;
+  for (size_t i = 0; i < rets.size(); ++i) {
+    std::vector<TensorInfo> one;
+    const int64_t pc = rets[i];
+    if (!walk.Leaf(exec.instructions[static_cast<size_t>(pc)].reg, pc, 0, &one) ||
+        !OutputWalk::Merge(&outputs, one, i == 0)) {
+      return {};
     }
   }
-  if (ret_pc < 0) return {};
-  OutputWalk walk{exec, fn};
-  walk.Leaf(exec.instructions[static_cast<size_t>(ret_pc)].reg, ret_pc, 0);
-  if (!walk.ok) return {};
-  for (size_t i = 0; i < walk.leaves.size(); ++i) walk.leaves[i].name = "output_" + std::to_string(i);
-  return walk.leaves;
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i].name = "output_" + std::to_string(i);
+  return outputs;
 }
 
 }  // namespace relax

@@ -82,8 +82,10 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
 
 // The outputs of vm function `function`: its return value flattened depth-first, each leaf described
 // from the instruction that made it (alloc_tensor / reshape with constant shape and dtype, make_shape
-// with immediates; -1 dims otherwise), named output_<i>. Empty when the walk cannot tell (branches, a
-// value from a VM call or a kernel).
+// with immediates; -1 dims otherwise), named output_<i>. With branches, every instruction that may
+// have made a value is described and the descriptions merged (a dim they disagree on is -1), as are
+// several returns. Empty when the walk cannot tell (a value from a VM call or a kernel, writers that
+// disagree in count, dtype or rank, a returned parameter).
 std::vector<TensorInfo> DescribeOutputs(const VmExecutable& exec, int function);
 
 }  // namespace relax

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <utility>
 
-#include "base/busy_guard.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/last_error.h"
@@ -19,15 +18,6 @@ const VmValue& NullValue() {
   return *v;
 }
 
-constexpr char kBusyRefusal[] =
-    "Relax VM executor is being used by another thread; an executor is single-threaded (create one per thread "
-    "from the model)";
-
-// Rejects concurrent use of this executor (single-threaded by contract).
-#define SORUN_VM_EXCLUSIVE()                  \
-  BusyGuard busy_guard_(busy_, kBusyRefusal); \
-  SORUN_RETURN_IF_ERROR(busy_guard_.status())
-
 }  // namespace
 
 VmExecutor::~VmExecutor() = default;
@@ -37,17 +27,20 @@ StatusOr<std::unique_ptr<VmExecutor>> VmExecutor::Create(ObjectPtr<VmProgram> pr
   if (!program) return InvalidArgument("VmExecutor::Create: no program");
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
   for (const DLDevice& d : devices) SORUN_RETURN_IF_ERROR(CheckDeviceExists(d));
-  std::unique_ptr<VmExecutor> e(new VmExecutor());
+  Setup setup;
+  setup.kind = ExecutorKind::kRelaxVm;
+  setup.signature = program->signature();
+  setup.devices = devices;
+  setup.thread_pool = std::move(thread_pool);
+  setup.capabilities = program->capabilities();
+  std::unique_ptr<VmExecutor> e(new VmExecutor(std::move(setup)));
   e->program_ = std::move(program);
-  e->user_devices_ = devices;
-  e->devices_ = devices;
-  if (devices.back().device_type != kDLCPU) e->devices_.push_back(DLDevice{kDLCPU, 0});
-  e->thread_pool_ = std::move(thread_pool);
+  e->devices_ = std::move(devices);
+  if (e->devices_.back().device_type != kDLCPU) e->devices_.push_back(DLDevice{kDLCPU, 0});
   const VmExecutable& exec = e->program_->exec();
   e->sites_.resize(exec.instructions.size());
   e->inputs_.resize(static_cast<size_t>(exec.functions[static_cast<size_t>(e->program_->main_function())].num_args));
   e->owned_input_.assign(e->inputs_.size(), false);
-  e->output_info_ = e->program_->outputs();
   // Tensor constants live on devices[0] (TVM moves them there at init).
   if (e->devices_[0].device_type != kDLCPU) {
     e->device_constants_ = e->program_->constants();
@@ -62,44 +55,7 @@ StatusOr<std::unique_ptr<VmExecutor>> VmExecutor::Create(ObjectPtr<VmProgram> pr
   return e;
 }
 
-int VmExecutor::num_threads() const {
-  return thread_pool_ ? thread_pool_->num_threads() : ThreadPool::Global().num_threads();
-}
-
-int VmExecutor::num_outputs() const {
-  if (!outputs_.empty()) return static_cast<int>(outputs_.size());
-  return static_cast<int>(program_->outputs().size());
-}
-
-StatusOr<int> VmExecutor::GetInputIndex(std::string_view name) const {
-  const auto& infos = program_->inputs();
-  for (size_t i = 0; i < infos.size(); ++i) {
-    if (infos[i].name == name) return static_cast<int>(i);
-  }
-  std::string known;
-  for (const auto& info : infos) known += (known.empty() ? "" : ", ") + info.name;
-  return NotFound("no input named '" + std::string(name) + "' (main's parameters: " + known + ")");
-}
-
-StatusOr<int> VmExecutor::GetOutputIndex(std::string_view name) const {
-  const std::string s(name);
-  if (s.rfind("output_", 0) == 0) {
-    try {
-      size_t used = 0;
-      const int i = std::stoi(s.substr(7), &used);
-      if (used == s.size() - 7 && i >= 0 && i < num_outputs()) return i;
-    } catch (const std::exception&) {
-    }
-  }
-  return NotFound("no output named '" + s + "' (a Relax model's outputs are output_0 .. output_" +
-                  std::to_string(num_outputs() - 1) + ")");
-}
-
 Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
-  if (index < 0 || index >= num_inputs()) {
-    return OutOfRange("input index " + std::to_string(index) + " out of range (" + std::to_string(num_inputs()) +
-                      " inputs)");
-  }
   const TensorInfo& info = program_->inputs()[static_cast<size_t>(index)];
   const std::string what = "input '" + info.name + "'";
   SORUN_RETURN_IF_ERROR(CheckDLTensorFields(value, what));
@@ -133,10 +89,7 @@ StatusOr<Tensor> VmExecutor::AsApiTensor(const Tensor& t) const {
   return t.View(t.shape(), api);  // same bytes under sorun's spelling (a TVM 0.23+ bool)
 }
 
-Status VmExecutor::SetInput(int index, const DLTensor& value) {
-  SORUN_VM_EXCLUSIVE();
-  return CopyInput(index, value);
-}
+Status VmExecutor::DoSetInput(int index, const DLTensor& value) { return CopyInput(index, value); }
 
 Status VmExecutor::CopyInput(int index, const DLTensor& value) {
   SORUN_RETURN_IF_ERROR(CheckInput(index, value));
@@ -157,24 +110,12 @@ Status VmExecutor::CopyInput(int index, const DLTensor& value) {
   return slot.tensor().CopyFrom(value);
 }
 
-Status VmExecutor::SetInput(std::string_view name, const DLTensor& value) {
-  SORUN_ASSIGN_OR_RETURN(int index, GetInputIndex(name));
-  return SetInput(index, value);
-}
-
-Status VmExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
-  SORUN_VM_EXCLUSIVE();
+Status VmExecutor::DoSetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {
   SORUN_RETURN_IF_ERROR(CheckInput(index, value));
   if (program_->input_is_scalar(index)) return CopyInput(index, value);  // a value, read at Run: nothing to share
   const std::string what = "input '" + program_->inputs()[static_cast<size_t>(index)].name + "'";
-  if (value.device.device_type != devices_[0].device_type || value.device.device_id != devices_[0].device_id) {
-    return InvalidArgument(what + ": zero-copy binding needs a tensor on the executor's first device");
-  }
+  SORUN_RETURN_IF_ERROR(CheckZeroCopyTarget(value, devices_[0], what));
   void* data = static_cast<uint8_t*>(value.data) + value.byte_offset;
-  if (value.device.device_type == kDLCPU && reinterpret_cast<uintptr_t>(data) % kAllocAlignment != 0) {
-    return InvalidArgument(what + ": zero-copy binding needs data aligned to " + std::to_string(kAllocAlignment) +
-                           " bytes (TVM's kernels use aligned loads); use SetInput to copy");
-  }
   std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
   SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(value.shape, value.ndim, value.dtype));
   SORUN_ASSIGN_OR_RETURN(
@@ -184,14 +125,15 @@ Status VmExecutor::SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<
   return Status::Ok();
 }
 
-Status VmExecutor::SetOutputZeroCopy(int, const DLTensor&, ObjectPtr<Object>) {
-  return Unimplemented(
-      "SetOutputZeroCopy: a Relax VM model writes its outputs into memory its bytecode allocates; copy them with "
-      "CopyOutputTo");
+std::string VmExecutor::MissingCapabilityReason(std::string_view capability) const {
+  if (capability == "output_zero_copy") {
+    return "a Relax VM model writes its outputs into memory its bytecode allocates; copy them with CopyOutputTo";
+  }
+  return "a Relax VM export keeps its weights as constants of the executable (params-as-inputs models take them as "
+         "inputs: SetInput)";
 }
 
-StatusOr<Tensor> VmExecutor::GetInput(int index) const {
-  if (index < 0 || index >= num_inputs()) return OutOfRange("input index " + std::to_string(index) + " out of range");
+StatusOr<Tensor> VmExecutor::DoGetInput(int index) const {
   const VmValue& v = inputs_[static_cast<size_t>(index)];
   if (v.kind() != VmValueKind::kTensor) {
     return FailedPrecondition("input '" + program_->inputs()[static_cast<size_t>(index)].name + "' is not set");
@@ -199,33 +141,18 @@ StatusOr<Tensor> VmExecutor::GetInput(int index) const {
   return AsApiTensor(v.tensor());
 }
 
-StatusOr<Tensor> VmExecutor::GetOutput(int index) const {
+StatusOr<Tensor> VmExecutor::DoGetOutput(int index) const {
   if (outputs_.empty()) return FailedPrecondition("no outputs yet: Run the executor first");
-  if (index < 0 || index >= static_cast<int>(outputs_.size())) {
-    return OutOfRange("output index " + std::to_string(index) + " out of range (" + std::to_string(outputs_.size()) +
-                      " outputs)");
+  if (index >= static_cast<int>(outputs_.size())) {  // the base checked num_outputs(), the last run's count
+    return OutOfRange("output index " + std::to_string(index) + " out of range (the last run gave " +
+                      std::to_string(outputs_.size()) + " outputs)");
   }
   return outputs_[static_cast<size_t>(index)];
 }
 
-Status VmExecutor::CopyOutputTo(int index, const DLTensor& out) const {
-  SORUN_ASSIGN_OR_RETURN(Tensor t, GetOutput(index));
-  SORUN_RETURN_IF_ERROR(CheckDLTensorFields(out, "CopyOutputTo " + std::to_string(index)));
-  if (out.ndim != t.ndim() || !std::equal(t.shape().begin(), t.shape().end(), out.shape) ||
-      out.dtype.code != t.dtype().code || out.dtype.bits != t.dtype().bits || out.dtype.lanes != t.dtype().lanes) {
-    return InvalidArgument("CopyOutputTo " + std::to_string(index) + ": output is " + t.Describe() + ", target is " +
-                           DescribeDLTensor(out));
-  }
-  return t.CopyTo(out);
-}
-
-Status VmExecutor::Run() {
-  SORUN_VM_EXCLUSIVE();
-  return RunMain();
-}
+Status VmExecutor::DoRun() { return RunMain(); }
 
 Status VmExecutor::RunMain() {
-  ThreadPool::Scope pool_scope(thread_pool_.get());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (inputs_[i].kind() != VmValueKind::kTensor) {
       return FailedPrecondition("input '" + program_->inputs()[i].name + "' is not set");
@@ -260,12 +187,7 @@ Status VmExecutor::RunMain() {
     outputs_.clear();
     return s;
   }
-  output_info_.resize(outputs_.size());
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    output_info_[i].name = "output_" + std::to_string(i);
-    output_info_[i].shape = outputs_[i].shape();
-    output_info_[i].dtype = outputs_[i].dtype();
-  }
+  set_num_outputs(static_cast<int>(outputs_.size()));
   return Status::Ok();
 }
 
@@ -551,23 +473,15 @@ Status VmExecutor::CallKernel(const VmCallee& callee, const VmInstruction& in, F
   return Status::Ok();
 }
 
-Status VmExecutor::Warmup() {
-  SORUN_VM_EXCLUSIVE();
-  // Touch every page of the constants used in place (the first run would fault them in).
-  volatile uint8_t sink = 0;
+void VmExecutor::PagesToWarm(std::vector<PageRange>* pages) const {
+  // The constants used in place from the mapped library (the first run would fault them in).
   for (const VmValue& v : program_->constants()) {
     if (v.kind() != VmValueKind::kTensor || !v.tensor_node()->read_only) continue;
-    const uint8_t* p = static_cast<const uint8_t*>(v.tensor().data());
-    const uint64_t n = v.tensor().nbytes();
-    for (uint64_t off = 0; off < n; off += 4096) sink = sink + p[off];
+    pages->push_back(PageRange{v.tensor().data(), v.tensor().nbytes(), /*write=*/false});
   }
-  (void)sink;
-  return Status::Ok();
 }
 
-StatusOr<std::vector<NodeProfile>> VmExecutor::Profile(int repeat) {
-  SORUN_VM_EXCLUSIVE();
-  if (repeat < 1) return InvalidArgument("Profile: repeat must be >= 1");
+StatusOr<std::vector<NodeProfile>> VmExecutor::DoProfile(int repeat) {
   const size_t n = program_->exec().instructions.size();
   profile_us_.assign(n, 0.0);
   profile_calls_.assign(n, 0);
@@ -590,18 +504,12 @@ StatusOr<std::vector<NodeProfile>> VmExecutor::Profile(int repeat) {
   return out;
 }
 
-Status VmExecutor::LoadParams(std::string_view) {
-  return Unimplemented(
-      "LoadParams: a Relax VM export keeps its weights as constants of the executable (params-as-inputs models take "
-      "them as inputs: SetInput)");
-}
-
-std::vector<DeviceMemory> VmExecutor::Memory() const {
+std::vector<DeviceMemory> VmExecutor::DescribeMemory() const {
   std::vector<DeviceMemory> out;
   DeviceMemory m;
   m.device = devices_[0];
   m.weight_bytes = program_->constant_bytes_in_place() + program_->constant_bytes_copied();
-  m.activation_bytes = storage_bytes_;
+  m.activation_bytes = storage_bytes_.load(std::memory_order_relaxed);
   out.push_back(m);
   return out;
 }

@@ -1,5 +1,6 @@
-// VmExecutor: runs `main` of a Relax VM program (relax/vm_program.h) — TVM's relax.VirtualMachine for
-// bytecode exports, with sorun's contracts:
+// VmExecutor: the Relax VM kind of ModelExecutor (executor/model_executor.h): runs `main` of a Relax
+// VM program (relax/vm_program.h) — TVM's relax.VirtualMachine for bytecode exports, with sorun's
+// contracts:
 //   - registers and frames per executor; Call / Ret / Goto / If; VM->VM calls push a frame (depth
 //     capped at kMaxCallDepth) and a run executes at most kMaxInstructionsPerRun instructions, so no
 //     bytecode can recurse or loop without end (a Status, never a hang);
@@ -13,10 +14,11 @@
 //   - inputs = main's parameters (copied into executor-owned, 64-byte aligned tensors by SetInput, or
 //     bound zero-copy), checked against main's leading checks with a message naming the input;
 //     outputs = main's return value flattened depth-first; they view executor memory and are valid
-//     until the next Run (as the graph executor's).
-// The method set mirrors GraphExecutor's so api/ drives both the same way. Single-threaded: one
-// executor per thread (concurrent use is refused with FailedPrecondition); kernels' parallel loops use
-// the executor's thread pool (null: the process pool).
+//     until the next Run (as the graph executor's). outputs() is main's static description (dims -1
+//     where computed at run time); a run's actual shapes are those of the tensors GetOutput returns.
+// Capabilities: neither output zero-copy (kernels write into memory the bytecode allocates) nor
+// params files (the weights are constants of the executable). Threading: ModelExecutor's contract;
+// Memory() reads the program and an atomic counter only.
 #ifndef SORUN_RELAX_VM_EXECUTOR_H_
 #define SORUN_RELAX_VM_EXECUTOR_H_
 
@@ -30,6 +32,7 @@
 
 #include "base/executor_types.h"
 #include "base/status.h"
+#include "executor/model_executor.h"
 #include "relax/vm_program.h"
 #include "relax/vm_value.h"
 #include "runtime/ffi_c_api.h"
@@ -48,44 +51,27 @@ inline constexpr size_t kMaxCachedOccurrences = 64;
 inline constexpr int64_t kMaxInstructionsPerRun = int64_t{1} << 26;
 inline constexpr int64_t kMaxShapeHeap = int64_t{1} << 20;
 
-class VmExecutor {
+class VmExecutor final : public ModelExecutor {
  public:
   static StatusOr<std::unique_ptr<VmExecutor>> Create(ObjectPtr<VmProgram> program, std::vector<DLDevice> devices,
                                                       std::shared_ptr<ThreadPool> thread_pool = nullptr);
-  ~VmExecutor();
+  ~VmExecutor() override;
 
   const VmProgram& program() const { return *program_; }
-  // The caller's devices (without the appended host device).
-  const std::vector<DLDevice>& devices() const { return user_devices_; }
-  int num_threads() const;
 
-  int num_inputs() const { return static_cast<int>(inputs_.size()); }
-  // Outputs of the last run; before the first run, the count the bytecode tells (0 if it cannot).
-  int num_outputs() const;
-  // The outputs' names, dtypes and shapes: main's static description (relax/vm_program.h, -1 for dims
-  // computed at run time) until the first run, then those of the last run's outputs.
-  const std::vector<TensorInfo>& output_info() const { return output_info_; }
-  StatusOr<int> GetInputIndex(std::string_view name) const;
-  StatusOr<int> GetOutputIndex(std::string_view name) const;
-
-  Status SetInput(int index, const DLTensor& value);
-  Status SetInput(std::string_view name, const DLTensor& value);
+ protected:
+  Status DoSetInput(int index, const DLTensor& value) override;
   // Binds the caller's memory (64-byte aligned, compact, on devices[0]); `owner` keeps it alive.
-  Status SetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner = nullptr);
-  // Unimplemented: a Relax kernel writes into memory the bytecode allocates.
-  Status SetOutputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner = nullptr);
-  StatusOr<Tensor> GetInput(int index) const;
-  StatusOr<Tensor> GetOutput(int index) const;
-  Status CopyOutputTo(int index, const DLTensor& out) const;
-
-  Status Run();
-  // Faults in the constants used in place (as the graph executor does with its weights).
-  Status Warmup();
+  Status DoSetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) override;
+  StatusOr<Tensor> DoGetInput(int index) const override;
+  StatusOr<Tensor> DoGetOutput(int index) const override;
+  Status DoRun() override;
+  // The constants used in place (as the graph executor does with its weights).
+  void PagesToWarm(std::vector<PageRange>* pages) const override;
   // Runs `repeat` times and returns the mean time of every kernel call site (node_id = instruction).
-  StatusOr<std::vector<NodeProfile>> Profile(int repeat);
-  // Unimplemented: a Relax export's weights are constants of the executable.
-  Status LoadParams(std::string_view params_bytes);
-  std::vector<DeviceMemory> Memory() const;
+  StatusOr<std::vector<NodeProfile>> DoProfile(int repeat) override;
+  std::vector<DeviceMemory> DescribeMemory() const override;
+  std::string MissingCapabilityReason(std::string_view capability) const override;
 
  private:
   // One activation of a vm function: its register file (reused across calls at the same depth).
@@ -99,8 +85,7 @@ class VmExecutor {
     std::vector<VmValue> made;
     size_t used = 0;  // occurrences so far in this run
   };
-  VmExecutor() = default;
-  Status Busy() const;
+  explicit VmExecutor(Setup setup) : ModelExecutor(std::move(setup)) {}
   Status RunMain();
   StatusOr<VmValue> Invoke(int function, const VmValue* args, int num_args, int depth);
   Status ExecCall(int function, int64_t pc, Frame& frame, int depth);
@@ -115,7 +100,7 @@ class VmExecutor {
   // The dtype input `index`'s tensor carries inside the VM: the one main checks for (the executable's
   // own codes: a TVM 0.23+ bool stays DLPackBool() for its kernels), else the caller's `given`.
   DLDataType ModelDType(int index, DLDataType given) const;
-  // SetInput without the concurrent-use guard (also SetInputZeroCopy's path for a scalar).
+  // SetInput's copy (also SetInputZeroCopy's path for a scalar).
   Status CopyInput(int index, const DLTensor& value);
   // The value an R.Prim parameter receives: the element of the 0-d host tensor `t`.
   static StatusOr<VmValue> ScalarValue(const Tensor& t);
@@ -126,16 +111,13 @@ class VmExecutor {
   SiteCache& Site(int64_t pc);
 
   ObjectPtr<VmProgram> program_;
-  std::vector<DLDevice> user_devices_;
-  std::vector<DLDevice> devices_;  // user_devices_ + host
-  std::shared_ptr<ThreadPool> thread_pool_;
+  std::vector<DLDevice> devices_;          // devices() + the host device (TVM's rule)
   std::vector<VmValue> device_constants_;  // constants on a non-CPU devices[0] (empty on the CPU)
   std::vector<VmValue> inputs_;
-  std::vector<VmValue> main_args_;  // inputs_ with R.Prim scalars as values (models that have them), reused
-  std::vector<bool> owned_input_;   // inputs_[i] is this executor's tensor (SetInput), not a caller's
-  std::vector<Tensor> outputs_;
-  std::vector<TensorInfo> output_info_;
-  std::vector<std::unique_ptr<Frame>> frames_;     // frames_[depth], reused
+  std::vector<VmValue> main_args_;              // inputs_ with R.Prim scalars as values (models that have them), reused
+  std::vector<bool> owned_input_;               // inputs_[i] is this executor's tensor (SetInput), not a caller's
+  std::vector<Tensor> outputs_;                 // the last run's (empty before the first run and after a failed one)
+  std::vector<std::unique_ptr<Frame>> frames_;  // frames_[depth], reused
   std::vector<std::unique_ptr<SiteCache>> sites_;  // by pc
   std::vector<VmValue> builtin_args_;
   std::vector<TVMFFIAny> ffi_args_;
@@ -143,12 +125,11 @@ class VmExecutor {
   std::vector<int> legacy_codes_;
   int64_t instructions_left_ = 0;
   int64_t live_registers_ = 0;
-  uint64_t storage_bytes_ = 0;
+  std::atomic<uint64_t> storage_bytes_{0};  // bytes alloc_storage holds (Memory() reads it from any thread)
   // Profiling: accumulated time per pc while profiling_.
   bool profiling_ = false;
   std::vector<double> profile_us_;
   std::vector<int64_t> profile_calls_;
-  mutable std::atomic<bool> busy_{false};
 };
 
 }  // namespace relax

@@ -6,6 +6,7 @@
 #include "base/mapped_pages.h"
 #include "relax/export_check.h"
 #include "relax/vm_disassembler.h"
+#include "relax/vm_executor.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/library_module.h"
@@ -95,7 +96,18 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
   }
   p->outputs_ = DescribeOutputs(*p->exec_, p->main_);
   for (TensorInfo& out : p->outputs_) out.dtype = ApiDType(out.dtype, p->exec_->dtype_codes);
+  // Neither output zero-copy nor params files (VmExecutor::MissingCapabilityReason says why).
+  p->Describe(ModelSignature::Make(p->inputs_, p->outputs_, /*outputs_known=*/!p->outputs_.empty()),
+              ExecutorCapabilities{});
   return p;
+}
+
+StatusOr<std::unique_ptr<ModelExecutor>> VmProgram::NewExecutor(std::vector<DLDevice> devices,
+                                                                std::shared_ptr<ThreadPool> thread_pool) const {
+  auto e = VmExecutor::Create(ObjectPtr<VmProgram>::FromRaw(const_cast<VmProgram*>(this)), std::move(devices),
+                              std::move(thread_pool));
+  if (!e.ok()) return std::move(e).status().Annotate(path_);
+  return std::unique_ptr<ModelExecutor>(std::move(*e));
 }
 
 Status VmProgram::ResolveCallees() {

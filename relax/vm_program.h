@@ -10,6 +10,7 @@
 //     RELAX_FORMAT.md 4.2); shapes, strings and scalars decoded once;
 //   - main's signature: inputs (names, dtype, static dims from its leading checks) and outputs (the
 //     flattened return value, described by a static walk of main where the bytecode allows).
+// It is the Relax VM kind's Executable (executor/executable.h): NewExecutor makes VmExecutors.
 // Immutable after Create; thread-safe to share.
 #ifndef SORUN_RELAX_VM_PROGRAM_H_
 #define SORUN_RELAX_VM_PROGRAM_H_
@@ -22,6 +23,7 @@
 #include "base/executor_types.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "executor/executable.h"
 #include "relax/vm_executable.h"
 #include "relax/vm_value.h"
 #include "runtime/c_runtime_api.h"
@@ -65,7 +67,7 @@ struct VmCallee {
   TVMBackendPackedCFunc legacy = nullptr;  // kLegacyKernel
 };
 
-class VmProgram : public Object {
+class VmProgram final : public Executable {
  public:
   // `exec` (validated) and the bytes it borrows are kept alive by `keep_alive`; kernels come from
   // `kernel_library` (a LibraryModuleNode) with `abi`. `path` names the model in errors.
@@ -97,8 +99,12 @@ class VmProgram : public Object {
   uint64_t constant_bytes_copied() const { return copied_bytes_; }
   int constants_copied() const { return copied_count_; }
 
+  // A VmExecutor (relax/vm_executor.h) of this program.
+  StatusOr<std::unique_ptr<ModelExecutor>> NewExecutor(std::vector<DLDevice> devices,
+                                                       std::shared_ptr<ThreadPool> thread_pool) const override;
+
  private:
-  VmProgram() = default;
+  VmProgram() : Executable(ExecutorKind::kRelaxVm) {}
   Status ResolveCallees();
   Status MakeConstants();
   Status CheckMemoryScopes() const;

@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +13,7 @@
 
 #include "base/env_vars.h"
 #include "base/file_util.h"
+#include "base/mapped_pages.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
@@ -99,18 +98,10 @@ std::pair<uint64_t, uint64_t> SymbolFacts(const void* addr, const char* name, co
 // LoadOptions::prefetch on the blob's whole pages (a hint: failures are ignored, the pages then come in
 // on first touch as without it).
 void PrefetchBlob(const uint8_t* blob, uint64_t size, LoadOptions::Prefetch mode) {
-  if (mode == LoadOptions::Prefetch::kNone || size == 0) return;
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(blob) / page * page;
-  const uintptr_t end = reinterpret_cast<uintptr_t>(blob) + static_cast<uintptr_t>(size);
-  void* addr = reinterpret_cast<void*>(begin);
-  if (mode == LoadOptions::Prefetch::kPopulate) {
-#ifndef MADV_POPULATE_READ
-    constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14 uapi; older headers lack it
-#endif
-    if (madvise(addr, end - begin, MADV_POPULATE_READ) == 0) return;  // EINVAL before 5.14: advise instead
-  }
-  madvise(addr, end - begin, MADV_WILLNEED);
+  if (mode == LoadOptions::Prefetch::kNone) return;
+  // A populate advice fails before Linux 5.14 (EINVAL): read-ahead then, as kWillNeed.
+  if (mode == LoadOptions::Prefetch::kPopulate && AdvisePages(blob, size, PageAdvice::kPopulateRead)) return;
+  AdvisePages(blob, size, PageAdvice::kWillNeed);
 }
 
 StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "serving/triton/output_probe.h"
 #include "serving/triton/triton_errors.h"
 
 namespace sorun::triton {
@@ -73,11 +72,7 @@ StatusOr<std::unique_ptr<InstanceState>> InstanceState::Create(const ModelState*
     if (!staging.ok()) return Status(staging.status()).Annotate(context + ": input '" + binding.name + "'");
     state->input_staging_.push_back(std::move(*staging));
   }
-  if (model_state->outputs_probed()) {
-    // A Relax executor knows its outputs' names after a run only.
-    Status probed = RunOnZeros(state->executor_, 1);
-    if (!probed.ok()) return probed.Annotate(context);
-  }
+  // Outputs the model learnt by probing are named output_<k>, which every executor resolves unrun.
   for (const TensorBinding& binding : model_state->outputs()) {
     StatusOr<int> index = state->executor_.OutputIndex(binding.name);
     if (!index.ok()) return Status(index.status()).Annotate(context);

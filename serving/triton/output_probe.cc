@@ -29,14 +29,31 @@ Status RunOnZeros(sorun::Executor& executor, int64_t dynamic_dim) {
   return Status::Ok();
 }
 
+namespace {
+
+// Name, dtype and shape of every output of `executor`'s last run (the output arrays' own).
+StatusOr<std::vector<TensorInfo>> RunOutputs(const sorun::Executor& executor) {
+  const std::vector<TensorInfo>& described = executor.outputs();
+  std::vector<TensorInfo> out(static_cast<size_t>(executor.num_outputs()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    SORUN_ASSIGN_OR_RETURN(NDArray output, executor.GetOutput(static_cast<int>(i)));
+    out[i].name = i < described.size() ? described[i].name : "output_" + std::to_string(i);
+    out[i].shape = output.shape();
+    out[i].dtype = output.dtype();
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<std::vector<TensorInfo>> ProbeOutputs(const sorun::Model& model) {
   ExecutorOptions options;
   options.num_threads = 1;
   SORUN_ASSIGN_OR_RETURN(Executor executor, model.NewExecutor(options));
   SORUN_RETURN_IF_ERROR(RunOnZeros(executor, 1));
-  std::vector<TensorInfo> outputs = executor.outputs();
+  SORUN_ASSIGN_OR_RETURN(std::vector<TensorInfo> outputs, RunOutputs(executor));
   SORUN_RETURN_IF_ERROR(RunOnZeros(executor, 2));
-  const std::vector<TensorInfo>& second = executor.outputs();
+  SORUN_ASSIGN_OR_RETURN(const std::vector<TensorInfo> second, RunOutputs(executor));
   if (second.size() != outputs.size()) {
     return Unimplemented("probing the outputs: main returns " + std::to_string(outputs.size()) +
                          " tensors for dynamic dimensions 1 and " + std::to_string(second.size()) +

@@ -2,8 +2,8 @@
 // before a run (sorun::Model::outputs() is then empty; docs/relax.md). The backend needs every output's
 // name, dtype and shape when it loads the model (auto-complete, binding config.pbtxt), so it runs the
 // model on zero inputs: once with every dynamic (-1) input dimension set to 1, once with 2. A dimension
-// that differs between the two runs is reported as -1. Called by ModelState::Create (load time, one
-// thread) and InstanceState::Create (a Relax executor resolves output names only after a run).
+// that differs between the two runs is reported as -1; names are output_<k>, which every executor of
+// the model resolves (executor/model_signature.h). Called by ModelState::Create (load time, one thread).
 #ifndef SORUN_SERVING_TRITON_OUTPUT_PROBE_H_
 #define SORUN_SERVING_TRITON_OUTPUT_PROBE_H_
 

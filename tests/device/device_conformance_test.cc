@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "api/model_loading.h"
+#include "graph_executor/graph_executable.h"
 #include "runtime/c_runtime_api.h"
+#include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/function_registry.h"
 

@@ -13,7 +13,9 @@
 #include "api/model_loading.h"
 #include "backends/opencl/opencl_module.h"
 #include "base/file_util.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/exporter.h"
+#include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "tests/util/test_util.h"
 #include "tools/npy.h"
@@ -95,8 +97,10 @@ TEST_P(ZooTest, ThreeFilePathGivesTheSameOutput) {
     // (the graph and params still come from the side files).
     lib = "testdata/models/mlp_opencl.so";
   }
-  auto exec = CreateExecutorFromFiles(ModelPath(c.model + ".json"), testing::Runfile(lib),
-                                      ModelPath(c.model + ".params"), c.devices);
+  auto library = Load(testing::Runfile(lib));
+  ASSERT_TRUE(library.ok()) << library.status().ToString();
+  auto exec =
+      CreateExecutorFromFiles(ModelPath(c.model + ".json"), *library, ModelPath(c.model + ".params"), c.devices);
   ASSERT_TRUE(exec.ok()) << exec.status().ToString();
   Tensor out = RunSample(**exec, c.model);
   EXPECT_LE(MaxError(out, Npy(c.model + "_expected.npy")), kTolerance);
@@ -181,8 +185,10 @@ TEST(ZooFormatTest, LegacyBlobWithoutImportTreeRunsThroughTheThreeFilePath) {
   EXPECT_STREQ(lib->type_key(), "library");
   ASSERT_EQ(lib->imports().size(), 1u);
   EXPECT_STREQ(lib->imports()[0].type_key(), "opencl");
-  auto exec = CreateExecutorFromFiles(ModelPath("mlp_opencl.json"), dir + "/legacy_lib.so",
-                                      ModelPath("mlp_opencl.params"), {CpuDevice(), DLDevice{kDLOpenCL, 0}});
+  auto legacy = Load(dir + "/legacy_lib.so");
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  auto exec = CreateExecutorFromFiles(ModelPath("mlp_opencl.json"), *legacy, ModelPath("mlp_opencl.params"),
+                                      {CpuDevice(), DLDevice{kDLOpenCL, 0}});
   ASSERT_TRUE(exec.ok()) << exec.status().ToString();
   EXPECT_LE(MaxError(RunSample(**exec, "mlp_opencl"), Npy("mlp_opencl_expected.npy")), kTolerance);
 }

@@ -15,6 +15,7 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/library_module.h"

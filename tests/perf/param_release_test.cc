@@ -15,6 +15,7 @@
 #include "api/model_loading.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "runtime/data_type.h"

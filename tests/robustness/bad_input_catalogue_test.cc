@@ -11,10 +11,12 @@
 #include "base/file_util.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/elf_reader.h"
 #include "packer/exporter.h"
 #include "packer/module_serializer.h"
 #include "packer/subprocess.h"
+#include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
@@ -310,7 +312,7 @@ std::vector<Case> FileBlobAndCallCases() {
       [=] { return RunGood([&](GraphExecutor& e) {
               return e.CopyOutputTo(0, *tensor({1, 5}, Float32()).dl());
             }); },
-      "expected float32[1, 4], got float32[1, 5]");
+      "the output is float32[1, 4], the target is float32[1, 5]");
   add(
       "params file for another model",
       [=] {

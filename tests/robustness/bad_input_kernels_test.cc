@@ -118,7 +118,8 @@ std::vector<CatalogueCase> KernelsCases() {
         CatalogueEnv& env = CatalogueEnv::Get();
         const std::string json = env.Path("graph.json");
         testing::WriteFileOrDie(json, GraphCalling("get_graph_json"));
-        return CreateExecutorFromFiles(json, env.good_so, "", {CpuDevice()}).status();
+        SORUN_ASSIGN_OR_RETURN(Module library, Load(env.good_so));
+        return CreateExecutorFromFiles(json, library, "", {CpuDevice()}).status();
       },
       "node 3 ('fc'): kernel function 'get_graph_json' is not in the kernel library or its imports");
   // Tree rule: no executor module below "_lib".

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "api/model_loading.h"
+#include "graph_executor/graph_executable.h"
+#include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 
 namespace sorun {

@@ -10,7 +10,9 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/exporter.h"
+#include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "tests/util/test_util.h"
 

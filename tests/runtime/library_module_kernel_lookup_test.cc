@@ -13,7 +13,9 @@
 #include "api/model_loading.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/exporter.h"
+#include "runtime/data_type.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
@@ -321,7 +323,9 @@ TEST_F(KernelTreeTest, FactoryInALegacyBlobIsRefused) {
 }
 
 TEST_F(KernelTreeTest, PackedModelAsThreeFileLibraryStandsForItsKernelLibraryOnly) {
-  const std::string so = testing::Runfile("testdata/models/mlp.so");
+  auto loaded = Load(testing::Runfile("testdata/models/mlp.so"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Module so = *loaded;
   // Accepted (as TVM does): the kernels are those of the library the factory imports...
   auto three = CreateExecutorFromFiles(testing::Runfile("testdata/models/mlp.json"), so,
                                        testing::Runfile("testdata/models/mlp.params"), {CpuDevice()});

@@ -13,7 +13,9 @@
 #include <cstring>
 
 #include "api/model_loading.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/elf_reader.h"
+#include "runtime/data_type.h"
 #include "serialization/blob_extent.h"
 #include "serialization/loader.h"
 #include "serialization/module_blob.h"

@@ -8,7 +8,9 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "packer/exporter.h"
+#include "runtime/data_type.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/tools/cli_test_util.h"
 #include "tools/cli/model_file.h"

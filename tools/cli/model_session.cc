@@ -208,13 +208,17 @@ Status ModelSession::Run() {
 }
 
 StatusOr<Tensor> ModelSession::OutputOnHost(int index) {
-  if (index < 0 || index >= static_cast<int>(executor_->outputs().size())) {
-    return OutOfRange("output index " + std::to_string(index) + " out of range");
-  }
-  const TensorInfo& info = executor_->outputs()[static_cast<size_t>(index)];
-  SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(info.shape, info.dtype, CpuDevice()));
+  // The last run's shape and dtype: the output array's own (a Relax model's may change per run).
+  SORUN_ASSIGN_OR_RETURN(NDArray output, executor_->GetOutput(index));
+  SORUN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(output.shape(), output.dtype(), CpuDevice()));
   SORUN_RETURN_IF_ERROR(executor_->CopyOutputTo(index, *host.dl()));
   return host;
+}
+
+std::string ModelSession::OutputName(int index) const {
+  const std::vector<TensorInfo>& described = executor_->outputs();
+  return index >= 0 && static_cast<size_t>(index) < described.size() ? described[static_cast<size_t>(index)].name
+                                                                     : "output_" + std::to_string(index);
 }
 
 void FillPseudoRandom(const Tensor& tensor, const std::string& seed_name) {

@@ -67,8 +67,10 @@ class ModelSession {
   Status Run();
   // Waits until the device is idle.
   Status Sync();
-  // Output `index` copied to a new compact CPU tensor.
+  // Output `index` of the last run copied to a new compact CPU tensor (the run's shape).
   StatusOr<Tensor> OutputOnHost(int index);
+  // Its name: the model's, or "output_<index>" for a model that describes its outputs only by running.
+  std::string OutputName(int index) const;
 
  private:
   ModelSession() = default;

@@ -116,23 +116,22 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   Status ran = s.Run();
   double run_ms = NowMs() - t0;
   if (!ran.ok()) return ModelError(io, ran);
-  const std::vector<TensorInfo>& outputs = s.executor().outputs();
-  writable = check_paths(outputs.size());
+  const int num_outputs = s.executor().num_outputs();
+  writable = check_paths(static_cast<size_t>(num_outputs));
   if (!writable.ok()) return ModelError(io, writable);
   Status made = MakeDirectories(out_dir);
   if (!made.ok()) return ModelError(io, made);
 
   // Nothing goes to stdout until every output is written: a failing run prints only its error.
   TextTable table;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    auto host = s.OutputOnHost(static_cast<int>(i));
+  for (int i = 0; i < num_outputs; ++i) {
+    auto host = s.OutputOnHost(i);
     if (!host.ok()) return ModelError(io, host.status());
-    Status w = WriteNpyFile(paths[i], *host->dl());
-    if (!w.ok()) return ModelError(io, NamePath(w, paths[i]));
-    const TensorInfo& info = outputs[i];
-    table.AddRow({"output " + std::to_string(i), info.name, DTypeToString(info.dtype),
-                  ShapeToString(info.shape.data(), static_cast<int>(info.shape.size())), paths[i],
-                  FormatLeadingValues(*host, kShownValues)});
+    const std::string& path = paths[static_cast<size_t>(i)];
+    Status w = WriteNpyFile(path, *host->dl());
+    if (!w.ok()) return ModelError(io, NamePath(w, path));
+    table.AddRow({"output " + std::to_string(i), s.OutputName(i), DTypeToString(host->dtype()),
+                  ShapeToString(host->shape().data(), host->ndim()), path, FormatLeadingValues(*host, kShownValues)});
   }
   char ms[32];
   std::snprintf(ms, sizeof(ms), run_ms < 1 ? "%.4f" : "%.3f", run_ms);

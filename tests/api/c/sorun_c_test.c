@@ -466,7 +466,7 @@ static void TestRelaxStatic(const char* name) {
   int32_t index = -1;
   OK_OR_DIE(sorun_executor_output_index(exec, "output_0", &index));
   CHECK(index == 0);
-  CHECK_FAILS(sorun_executor_input_index(exec, "data", &index), SORUN_NOT_FOUND, "main's parameters: x");
+  CHECK_FAILS(sorun_executor_input_index(exec, "data", &index), SORUN_NOT_FOUND, "(inputs: x)");
 
   /* Wrong shape and dtype: the input is named, nothing runs with it. */
   int64_t wrong_dims[4];
