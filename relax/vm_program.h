@@ -22,6 +22,7 @@
 #include "base/executor_types.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "relax/vm_builtin_table.h"
 #include "relax/vm_executable.h"
 #include "relax/vm_value.h"
 #include "runtime/c_runtime_api.h"
@@ -30,26 +31,6 @@
 
 namespace sorun {
 namespace relax {
-
-// The builtins the VM implements (vm_disassembler.h's SupportedBuiltins, one enumerator each).
-enum class Builtin : uint8_t {
-  kCheckTensorInfo,
-  kMatchShape,
-  kAllocStorage,
-  kAllocTensor,
-  kNullValue,
-  kReshape,
-  kMakeTuple,
-  kTupleGetItem,
-  kCopy,
-  kReadIfCond,
-  kCheckShapeInfo,
-  kCheckPrimValueInfo,
-  kCheckTupleInfo,
-  kCheckFuncInfo,
-  kAllocShapeHeap,
-  kMakeShape,
-};
 
 // The calling convention of the kernel library's kernels.
 enum class KernelAbi { kLegacyPacked, kFfi };
