@@ -1,6 +1,6 @@
 // relax/vm_builtin_table: the table's rows are well formed (enumerators in order, unique TVM names,
-// found by name and by id), and it is the list the classification, and so `sorun inspect`, reports
-// as supported.
+// found by name and by id), every row has its own handler, and the table is the list the
+// classification, and so `sorun inspect`, reports as supported.
 #include "relax/vm_builtin_table.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/vm_builtin_call.h"
 #include "relax/vm_disassembler.h"
 
 namespace sorun {
@@ -29,6 +30,15 @@ TEST(VmBuiltinTableTest, RowsAreNumberedNamedAndFound) {
   for (const char* other : {"", "vm.builtin.", "vm.builtin.to_device", "vm.builtin.reshape ", "reshape",
                             "vm.builtin.paged_attention_kv_cache_create"}) {
     EXPECT_EQ(FindBuiltin(other), nullptr) << other;
+  }
+}
+
+TEST(VmBuiltinTableTest, EveryRowHasItsOwnHandler) {
+  std::set<BuiltinHandler> handlers;
+  for (const BuiltinRow& row : kBuiltinRows) {
+    const BuiltinHandler handler = BuiltinHandlerFor(row.id);
+    EXPECT_NE(handler, nullptr) << row.name;
+    EXPECT_TRUE(handlers.insert(handler).second) << row.name << " shares another row's handler";
   }
 }
 
