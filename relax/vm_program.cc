@@ -55,10 +55,10 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
     } else if (in.ndim > 0) {
       info.shape.assign(static_cast<size_t>(in.ndim), -1);
     }
-    p->inputs_.push_back(std::move(info));
     p->input_dtype_known_.push_back(in.has_dtype);
-    p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);
+    p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);  // read before `info` moves
     p->input_is_scalar_.push_back(in.is_scalar);
+    p->inputs_.push_back(std::move(info));
   }
   p->outputs_ = DescribeOutputs(*p->exec_, p->main_);
   for (TensorInfo& out : p->outputs_) out.dtype = ApiDType(out.dtype, p->exec_->dtype_codes);
