@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "relax/vm_builtin_table.h"
 #include "runtime/registry_keys.h"
 
 namespace sorun {
@@ -83,8 +84,8 @@ void MemoryScopeRefusals(const VmExecutable& exec, std::vector<std::string>* lin
                      "' (scope section) is not supported (the sorun VM allocates global memory only; texture scopes "
                      "are not supported yet)");
   }
-  const int alloc_storage = exec.FindFunction("vm.builtin.alloc_storage");
-  const int alloc_tensor = exec.FindFunction("vm.builtin.alloc_tensor");
+  const int alloc_storage = exec.FindFunction(BuiltinName(Builtin::kAllocStorage));
+  const int alloc_tensor = exec.FindFunction(BuiltinName(Builtin::kAllocTensor));
   for (size_t pc = 0; pc < exec.instructions.size(); ++pc) {
     const VmInstruction& in = exec.instructions[pc];
     if (in.op != VmOpcode::kCall || in.func_index < 0 ||

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "relax/vm_builtin_table.h"
 #include "runtime/data_type.h"
 
 namespace sorun {
@@ -124,23 +125,15 @@ const char* CalleeClassName(CalleeClass c) {
 }
 
 const std::vector<std::string>& SupportedBuiltins() {
-  static const std::vector<std::string>* names = new std::vector<std::string>{
-      "vm.builtin.check_tensor_info", "vm.builtin.match_shape",      "vm.builtin.alloc_storage",
-      "vm.builtin.alloc_tensor",      "vm.builtin.null_value",       "vm.builtin.reshape",
-      "vm.builtin.make_tuple",        "vm.builtin.tuple_getitem",    "vm.builtin.copy",
-      "vm.builtin.read_if_cond",      "vm.builtin.check_shape_info", "vm.builtin.check_prim_value_info",
-      "vm.builtin.check_tuple_info",  "vm.builtin.check_func_info",  "vm.builtin.alloc_shape_heap",
-      "vm.builtin.make_shape",
-  };
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const BuiltinRow& row : kBuiltinRows) v->emplace_back(row.name);
+    return v;
+  }();
   return *names;
 }
 
-bool IsSupportedBuiltin(std::string_view name) {
-  for (const std::string& s : SupportedBuiltins()) {
-    if (s == name) return true;
-  }
-  return false;
-}
+bool IsSupportedBuiltin(std::string_view name) { return FindBuiltin(name) != nullptr; }
 
 std::string UnsupportedFamily(std::string_view name) {
   if (Contains(name, "kv_cache") || Contains(name, "kv_state") || Contains(name, "attention_kv")) {
@@ -275,10 +268,10 @@ StatusOr<std::vector<VmInputInfo>> DescribeInputs(const VmExecutable& exec, cons
   const VmFunction& fn = exec.functions[static_cast<size_t>(f)];
   std::vector<VmInputInfo> inputs(fn.param_names.size());
   for (size_t i = 0; i < inputs.size(); ++i) inputs[i].name = fn.param_names[i];
-  const int check = exec.FindFunction("vm.builtin.check_tensor_info");
-  const int match = exec.FindFunction("vm.builtin.match_shape");
-  const int prim = exec.FindFunction("vm.builtin.check_prim_value_info");
-  const int heap = exec.FindFunction("vm.builtin.alloc_shape_heap");
+  const int check = exec.FindFunction(BuiltinName(Builtin::kCheckTensorInfo));
+  const int match = exec.FindFunction(BuiltinName(Builtin::kMatchShape));
+  const int prim = exec.FindFunction(BuiltinName(Builtin::kCheckPrimValueInfo));
+  const int heap = exec.FindFunction(BuiltinName(Builtin::kAllocShapeHeap));
   for (int64_t pc = fn.start_instr; pc < fn.end_instr; ++pc) {
     const VmInstruction& in = exec.instructions[static_cast<size_t>(pc)];
     if (in.op != VmOpcode::kCall) break;
@@ -348,7 +341,8 @@ struct OutputWalk {
     const std::vector<int64_t> writers = Writers(a.value, before);
     if (writers.size() != 1) return false;
     const VmInstruction& in = exec.instructions[static_cast<size_t>(writers[0])];
-    if (CalleeName(in) != "vm.builtin.make_shape" || in.args.size() < 2 || in.args[1].kind != VmArgKind::kImmediate) {
+    if (CalleeName(in) != BuiltinName(Builtin::kMakeShape) || in.args.size() < 2 ||
+        in.args[1].kind != VmArgKind::kImmediate) {
       return false;
     }
     const int64_t n = in.args[1].value;
@@ -407,21 +401,21 @@ struct OutputWalk {
     const VmInstruction& in = exec.instructions[static_cast<size_t>(w)];
     const std::string& callee = CalleeName(in);
     TensorInfo info;
-    if (callee == "vm.builtin.make_tuple") {
+    if (callee == BuiltinName(Builtin::kMakeTuple)) {
       for (const VmArg& a : in.args) {
         if (a.kind != VmArgKind::kRegister || !Leaf(a.value, w, depth + 1, out)) return false;
       }
       return true;
     }
-    if (callee == "vm.builtin.copy" && !in.args.empty() && in.args[0].kind == VmArgKind::kRegister) {
+    if (callee == BuiltinName(Builtin::kCopy) && !in.args.empty() && in.args[0].kind == VmArgKind::kRegister) {
       return Leaf(in.args[0].value, w, depth + 1, out);
     }
-    if (callee == "vm.builtin.alloc_tensor" && in.args.size() >= 4 && ShapeOf(in.args[2], w, &info.shape) &&
+    if (callee == BuiltinName(Builtin::kAllocTensor) && in.args.size() >= 4 && ShapeOf(in.args[2], w, &info.shape) &&
         DTypeOf(in.args[3], &info.dtype)) {
       out->push_back(info);
       return true;
     }
-    if (callee == "vm.builtin.reshape" && in.args.size() == 2 && in.args[0].kind == VmArgKind::kRegister &&
+    if (callee == BuiltinName(Builtin::kReshape) && in.args.size() == 2 && in.args[0].kind == VmArgKind::kRegister &&
         ShapeOf(in.args[1], w, &info.shape)) {
       // The dtype is the reshaped tensor's.
       std::vector<TensorInfo> inner;

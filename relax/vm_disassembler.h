@@ -43,7 +43,8 @@ struct CalleeInfo {
   int call_sites = 0;  // Call instructions naming it (function-index arguments not counted)
 };
 
-// The builtins the sorun VM implements ("vm.builtin.check_tensor_info", ...).
+// The builtins the sorun VM implements ("vm.builtin.check_tensor_info", ...): the names of the rows of
+// relax/vm_builtin_table.h, in table order.
 const std::vector<std::string>& SupportedBuiltins();
 bool IsSupportedBuiltin(std::string_view name);
 // The family of a name sorun refuses ("KV-cache builtin", ...); "" when no known family matches.

@@ -93,7 +93,10 @@ class VmExecutor final : public ModelExecutor {
   // The value kernel argument `i` (not an immediate) gives `callee`: a tensor, int, float or dtype.
   // InvalidArgument naming the kernel and argument for anything else (null included).
   StatusOr<const VmValue*> KernelArgument(const VmCallee& callee, const VmArg& a, size_t i, const Frame& frame) const;
+  // Runs builtin `callee` on the evaluated arguments of `in`: its row's handler (relax/vm_builtin_call.h).
   StatusOr<VmValue> CallBuiltin(const VmCallee& callee, const VmInstruction& in, int64_t pc, Frame& frame);
+  // The handlers' view of this executor (call site caches, devices, storage count, dtype codes).
+  friend class BuiltinCall;
   VmValue ArgValue(const VmArg& arg, const Frame& frame) const;
   const VmValue& Constant(int64_t index) const;
   Status CheckInput(int index, const DLTensor& value) const;

@@ -19,39 +19,6 @@ namespace {
 // The most dimensions an input may be checked for (the tensor readers' bound, runtime/tensor_io.cc).
 constexpr int64_t kMaxInputNdim = 64;
 
-struct BuiltinName {
-  const char* name;
-  Builtin builtin;
-};
-constexpr BuiltinName kBuiltins[] = {
-    {"vm.builtin.check_tensor_info", Builtin::kCheckTensorInfo},
-    {"vm.builtin.match_shape", Builtin::kMatchShape},
-    {"vm.builtin.alloc_storage", Builtin::kAllocStorage},
-    {"vm.builtin.alloc_tensor", Builtin::kAllocTensor},
-    {"vm.builtin.null_value", Builtin::kNullValue},
-    {"vm.builtin.reshape", Builtin::kReshape},
-    {"vm.builtin.make_tuple", Builtin::kMakeTuple},
-    {"vm.builtin.tuple_getitem", Builtin::kTupleGetItem},
-    {"vm.builtin.copy", Builtin::kCopy},
-    {"vm.builtin.read_if_cond", Builtin::kReadIfCond},
-    {"vm.builtin.check_shape_info", Builtin::kCheckShapeInfo},
-    {"vm.builtin.check_prim_value_info", Builtin::kCheckPrimValueInfo},
-    {"vm.builtin.check_tuple_info", Builtin::kCheckTupleInfo},
-    {"vm.builtin.check_func_info", Builtin::kCheckFuncInfo},
-    {"vm.builtin.alloc_shape_heap", Builtin::kAllocShapeHeap},
-    {"vm.builtin.make_shape", Builtin::kMakeShape},
-};
-
-bool FindBuiltin(const std::string& name, Builtin* out) {
-  for (const BuiltinName& b : kBuiltins) {
-    if (name == b.name) {
-      *out = b.builtin;
-      return true;
-    }
-  }
-  return false;
-}
-
 // The library module among `lib` and its imports (the `_lib` of the export).
 LibraryModuleNode* AsLibrary(const Module& lib) { return dynamic_cast<LibraryModuleNode*>(lib.get()); }
 
@@ -89,10 +56,10 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
     } else if (in.ndim > 0) {
       info.shape.assign(static_cast<size_t>(in.ndim), -1);
     }
-    p->inputs_.push_back(std::move(info));
     p->input_dtype_known_.push_back(in.has_dtype);
-    p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);
+    p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);  // read before `info` moves
     p->input_is_scalar_.push_back(in.is_scalar);
+    p->inputs_.push_back(std::move(info));
   }
   p->outputs_ = DescribeOutputs(*p->exec_, p->main_);
   for (TensorInfo& out : p->outputs_) out.dtype = ApiDType(out.dtype, p->exec_->dtype_codes);
@@ -129,8 +96,9 @@ Status VmProgram::ResolveCallees() {
                              "(exec_mode=\"bytecode\", the default)");
       case VmFunctionKind::kPackedFunc: break;
     }
-    if (FindBuiltin(fn.name, &c.builtin)) {
+    if (const BuiltinRow* builtin = FindBuiltin(fn.name)) {
       c.kind = VmCallee::Kind::kBuiltin;
+      c.builtin = builtin->id;
       continue;
     }
     const std::string family = UnsupportedFamily(fn.name);

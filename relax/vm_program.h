@@ -24,6 +24,7 @@
 #include "base/object.h"
 #include "base/status.h"
 #include "executor/executable.h"
+#include "relax/vm_builtin_table.h"
 #include "relax/vm_executable.h"
 #include "relax/vm_value.h"
 #include "runtime/c_runtime_api.h"
@@ -32,26 +33,6 @@
 
 namespace sorun {
 namespace relax {
-
-// The builtins the VM implements (vm_disassembler.h's SupportedBuiltins, one enumerator each).
-enum class Builtin : uint8_t {
-  kCheckTensorInfo,
-  kMatchShape,
-  kAllocStorage,
-  kAllocTensor,
-  kNullValue,
-  kReshape,
-  kMakeTuple,
-  kTupleGetItem,
-  kCopy,
-  kReadIfCond,
-  kCheckShapeInfo,
-  kCheckPrimValueInfo,
-  kCheckTupleInfo,
-  kCheckFuncInfo,
-  kAllocShapeHeap,
-  kMakeShape,
-};
 
 // The calling convention of the kernel library's kernels.
 enum class KernelAbi { kLegacyPacked, kFfi };

@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
+#include "relax/vm_builtin_table.h"
+#include "relax/vm_disassembler.h"
 #include "tests/relax/relax_fixtures.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
@@ -213,6 +216,31 @@ TEST_F(RelaxInspectLinkedTest, LegacyExportWithAMissingKernel) {
   testing::CliResult ok = testing::RunSorun({"inspect", good});
   ASSERT_EQ(ok.exit_code, 0) << testing::Describe(ok);
   EXPECT_TRUE(Has(ok.out, "\nrunnable by sorun: yes\n")) << ok.out;
+}
+
+TEST_F(RelaxInspectLinkedTest, SupportedBuiltinsAreTheRowsOfTheTable) {
+  // A function table naming every row of relax/vm_builtin_table.h (main calls three; the others are
+  // listed, never called): inspect reports exactly the rows as supported builtins, and runnable.
+  FixtureExecutable e = FixtureExecutable::Small(true, false);
+  std::vector<std::string> rows;
+  for (const relax::BuiltinRow& row : relax::kBuiltinRows) {
+    rows.emplace_back(row.name);
+    const bool listed = std::any_of(e.functions.begin(), e.functions.end(),
+                                    [&](const relax::testing::FixtureFunction& f) { return f.name == row.name; });
+    if (!listed) e.functions.push_back({0, row.name});
+  }
+  const std::string blob = relax::testing::WrapTreeFirst(e.Serialize());
+  auto r = InspectModelFile(Link("all_builtins", "__tvm_ffi_add_one", &blob, nullptr));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->relax.has_value());
+  std::vector<std::string> supported;
+  for (const relax::CalleeInfo& c : r->relax->callees) {
+    if (c.callee_class == relax::CalleeClass::kSupportedBuiltin) supported.push_back(c.name);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::sort(supported.begin(), supported.end());
+  EXPECT_EQ(supported, rows);
+  EXPECT_TRUE(r->relax->refusals.empty());
 }
 
 TEST_F(RelaxInspectLinkedTest, MalformedExecutableIsOneErrorLine) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI lint job: three checks, each printed as "lint: NAME ok" or "lint: NAME FAILED":
 #   format      every C/C++ source outside third_party/ is clang-format clean (.clang-format);
-#   tidy        clang-tidy (.clang-tidy's checks) over the runtime's packages and the public API;
+#   tidy        clang-tidy (.clang-tidy's checks) over the runtime's packages (executor/ and relax/ included) and the public API;
 #   test-names  unit tests are named after the source they test (tools/ci/check_test_names.py).
 # Exit 1 if any failed. Needs clang-format and clang-tidy (tools/setup.sh installs them).
 set -uo pipefail
@@ -16,7 +16,7 @@ rc=$?
 report format $rc
 
 mapfile -t core < <(git ls-files 'api/*.cc' 'base/*.cc' 'format/*.cc' 'runtime/*.cc' 'backends/*.cc' 'backends/**/*.cc' \
-  'serialization/*.cc' 'graph_executor/*.cc' 'packer/*.cc')
+  'serialization/*.cc' 'graph_executor/*.cc' 'packer/*.cc' 'relax/*.cc' 'executor/*.cc')
 out=$(printf '%s\n' "${core[@]}" |
   xargs -P2 -n4 sh -c 'clang-tidy --quiet "$@" -- -std=c++17 -I. -x c++ -DSORUN_VERSION_STRING=\"lint\" 2>&1' _)
 echo "$out" | grep -E '(warning|error):' | head -40
