@@ -5,7 +5,7 @@
 // operator and every kernel resolved (a missing kernel is an error naming node and function). Run()
 // is then a tight loop over compiled C entry points: no allocation, lookup or locking.
 //
-// Semantics follow TVM's graph executor (FORMAT.md section 6) with stricter checks: an unknown
+// Semantics follow TVM's graph executor (docs/spec/FORMAT.md section 6) with stricter checks: an unknown
 // input name is an error, set_input checks shape and dtype, and writing a shared parameter copies it
 // into executor-private memory first (copy-on-write) so other executors never see the change.
 //
@@ -105,7 +105,7 @@ class GraphExecutor {
   // Times each operator: runs the graph once, then each operator `repeat` times on its own.
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
 
-  // load_params: params-file bytes (FORMAT.md section 5.2); each tensor is copied into its
+  // load_params: params-file bytes (docs/spec/FORMAT.md section 5.2); each tensor is copied into its
   // input. A name that is not an input of this graph is an error (alignment pads excepted).
   Status LoadParams(std::string_view params_bytes);
   // share_params: inputs named in `params_bytes` alias `other`'s tensors for them (no copy).
