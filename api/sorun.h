@@ -7,8 +7,9 @@
 //   sorun::ExecutorOptions options;
 //   options.num_threads = 2;                               // this executor's own pool
 //   auto exec = model->NewExecutor(options);
-//   auto outputs = exec->Run({{"data", &input}});          // input: any DLTensor
-//   // or: exec->SetInput("data", input); exec->Run(); auto y = exec->GetOutput(0);
+//   auto outputs = exec->Run({{"data", &input}});          // input: any DLTensor; check outputs.ok()
+//   // or step by step, each a Status to check: exec->SetInput("data", input), exec->Run(),
+//   // then auto y = exec->GetOutput(0). README.md's compiled version of this is a whole program.
 //
 // Errors are sorun::Status values (base/status.h); nothing throws or aborts. Threading
 // (docs/threading.md): a Model is immutable and may be shared by any number of threads; each

@@ -1,8 +1,8 @@
 // DeviceModulePayload: the blob payload shared by TVM's device modules ("cuda", "opencl", ...):
-// `string fmt; map<string, FunctionInfo> fmap; string data` (FORMAT.md section 8). Parsed
+// `string fmt; map<string, FunctionInfo> fmap; string data` (docs/spec/FORMAT.md section 8). Parsed
 // without touching any driver, so `sorun inspect` and the loader share it. FunctionInfo comes in two
 // grammars (PayloadGrammar): TVM v0.8 - v0.20 write `string name; vector<DLDataType> arg_types;
-// vector<string> tags`; TVM 0.21+ (tvm-ffi) append `vector<i32> arg_extra_tags` (RELAX_FORMAT.md
+// vector<string> tags`; TVM 0.21+ (tvm-ffi) append `vector<i32> arg_extra_tags` (docs/spec/RELAX_FORMAT.md
 // section 7). Pure data and pure functions; thread-compatible (the registration function is
 // thread-safe).
 #ifndef SORUN_BACKENDS_DEVICE_MODULE_PAYLOAD_H_
@@ -25,7 +25,7 @@
 namespace sorun {
 
 // Prefix of TVM 0.22+'s module loaders: "ffi.Module.load_from_bytes.<kind>", called with ONE
-// argument, the module's payload bytes, returning the module (RELAX_FORMAT.md section 3).
+// argument, the module's payload bytes, returning the module (docs/spec/RELAX_FORMAT.md section 3).
 using keys::kFfiLoadFromBytesPrefix;  // runtime/registry_keys.h
 
 // How a payload encodes its FunctionInfos.

@@ -1,5 +1,5 @@
 // BinaryReader: the one bounds-checked parser of little-endian bytes in sorun (dmlc::Stream encoding,
-// FORMAT.md section 2.1).
+// docs/spec/FORMAT.md section 2.1).
 //
 // A reader borrows a byte range; it never reads past it, never allocates more than the remaining input
 // could justify (a vector count is checked against the bytes left before reserving), and reports

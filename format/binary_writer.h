@@ -1,4 +1,4 @@
-// BinaryWriter: appends the little-endian dmlc::Stream encoding (FORMAT.md section 2.1) to a
+// BinaryWriter: appends the little-endian dmlc::Stream encoding (docs/spec/FORMAT.md section 2.1) to a
 // growable byte buffer it owns. The counterpart of BinaryReader; used by every SaveToBinary hook and
 // by the serializer. Not thread-safe.
 #ifndef SORUN_FORMAT_BINARY_WRITER_H_

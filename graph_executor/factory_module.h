@@ -1,5 +1,5 @@
 // GraphExecutorFactoryNode: TVM's GraphExecutorFactory module, the root of a packed model
-// (FORMAT.md section 7). It owns the graph JSON (parsed and validated once), ONE read-only copy
+// (docs/spec/FORMAT.md section 7). It owns the graph JSON (parsed and validated once), ONE read-only copy
 // of the weights and the module name; its first import is the kernel library. Calling the function
 // named `module_name` ("default") with devices creates a GraphExecutor that uses the shared weights
 // in place: N executors cost N activation pools, not N copies of the weights (unlike TVM, creating

@@ -1,4 +1,4 @@
-// GraphSpec: a graph-executor graph (TVM graph JSON, FORMAT.md section 6.1) parsed with
+// GraphSpec: a graph-executor graph (TVM graph JSON, docs/spec/FORMAT.md section 6.1) parsed with
 // RapidJSON and validated completely, so the executor never meets an inconsistency at run time:
 // node kinds and attributes, input references (in range, topological), node_row_ptr, arg_nodes,
 // heads and every per-entry attribute list (length, dtype strings, shapes, storage ids, device

@@ -1,5 +1,5 @@
 // ExportLibrary (TVM's export_library): a module tree plus host code become ONE shared library
-// whose exported symbol `__tvm_dev_mblob` holds the serialized tree (FORMAT.md sections 1-2).
+// whose exported symbol `__tvm_dev_mblob` holds the serialized tree (docs/spec/FORMAT.md sections 1-2).
 //
 // The host code comes from the tree's HostCodeModuleNodes (objects, archives, C/C++/asm sources) and
 // is compiled and linked with the system compiler. The blob is embedded by one of two routes:

@@ -1,5 +1,5 @@
 // The module serializer (TVM's ModuleSerializer, v0.8+): turns a module tree into the blob payload
-// of FORMAT.md section 2.
+// of docs/spec/FORMAT.md section 2.
 //
 // Indexing is a depth-first walk from the root (root = 0) in two phases so that every DSO-exportable
 // module (kModuleDsoExportable) joins ONE "_lib" group whose index lies between its parents and its

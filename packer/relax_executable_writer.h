@@ -1,5 +1,5 @@
 // WriteVmExecutable: the writer of a Relax VM executable payload (`VMExecutable::SaveToBytes`,
-// RELAX_FORMAT.md section 4), the inverse of relax::ParseVmExecutable: magic V1 or V2 (V2 writes the
+// docs/spec/RELAX_FORMAT.md section 4), the inverse of relax::ParseVmExecutable: magic V1 or V2 (V2 writes the
 // memory-scope section), version, function table, scopes, constant pool in the given tag dialect
 // (TVM 0.16 - 0.20 enum tags or tvm-ffi type indices), instr_offset and instr_data as stored. For a
 // parsed executable, WriteVmExecutable(ParseVmExecutable(x)) == x byte for byte (TVM's payloads

@@ -1,4 +1,4 @@
-// Realigning the constants of a Relax VM executable (RELAX_FORMAT.md section 4.2), for `sorun pack`.
+// Realigning the constants of a Relax VM executable (docs/spec/RELAX_FORMAT.md section 4.2), for `sorun pack`.
 // TVM writes tensor constants (the weights) at arbitrary byte offsets and its kernels fault on
 // unaligned data, so a runtime must copy them -- unless the packer moves them. The rewrite:
 //   - before each tensor constant whose data would not start 64-byte aligned, insert one unused string

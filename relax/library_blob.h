@@ -1,4 +1,4 @@
-// The module container of a Relax VM export (RELAX_FORMAT.md sections 2-3), in its three
+// The module container of a Relax VM export (docs/spec/RELAX_FORMAT.md sections 2-3), in its three
 // generations, told apart by the symbol that holds it:
 //   __tvm_dev_mblob         TVM 0.16 - 0.20: the legacy layout (serialization/module_blob.h: u64 count,
 //                           (type key, payload)*, "_import_tree" last), root "relax.Executable" (0.16 -

@@ -1,4 +1,4 @@
-// The Relax VM executable (`VMExecutable::SaveToBytes`, RELAX_FORMAT.md section 4): a struct model of
+// The Relax VM executable (`VMExecutable::SaveToBytes`, docs/spec/RELAX_FORMAT.md section 4): a struct model of
 // its function table, memory-scope map (magic V2), constant pool (both tag dialects) and bytecode,
 // parsed from the payload of a relax.VMExecutable / relax.Executable module and validated before
 // anything runs it:

@@ -7,7 +7,7 @@
 //     the kernel rule (runtime/library_module.h); anything else is an error naming it;
 //   - the constant pool as VM values: tensors used in place (read-only) when their data is 64-byte
 //     aligned in memory, else copied ONCE into aligned memory (TVM's kernels fault on unaligned data,
-//     RELAX_FORMAT.md 4.2); shapes, strings and scalars decoded once;
+//     docs/spec/RELAX_FORMAT.md 4.2); shapes, strings and scalars decoded once;
 //   - main's signature: inputs (names, dtype, static dims from its leading checks) and outputs (the
 //     flattened return value, described by a static walk of main where the bytecode allows).
 // It is the Relax VM kind's Executable (executor/executable.h): NewExecutor makes VmExecutors.

@@ -6,7 +6,7 @@
  * TVMBackendPackedCFunc. The runtime implements the functions declared at the bottom with C
  * linkage; compiled code reaches them either by these plain names (TVM's `c` target, system libs) or
  * through the weak pointer slots named in SORUN_CONTEXT_SLOT_NAMES, which the runtime fills when it
- * loads the library (TVM's `llvm` target). Values, type codes and layouts: FORMAT.md section 4.
+ * loads the library (TVM's `llvm` target). Values, type codes and layouts: docs/spec/FORMAT.md section 4.
  */
 #ifndef SORUN_RUNTIME_C_RUNTIME_API_H_
 #define SORUN_RUNTIME_C_RUNTIME_API_H_

@@ -1,7 +1,7 @@
 /*
  * The tvm-ffi C ABI (TVM 0.21+) as far as compiled kernels use it: the 16-byte TVMFFIAny value, the
  * type indices kernels pass and accept, the safe-call signature every exported kernel
- * (`__tvm_ffi_<name>`) has, and the C functions the runtime implements for them (RELAX_FORMAT.md
+ * (`__tvm_ffi_<name>`) has, and the C functions the runtime implements for them (docs/spec/RELAX_FORMAT.md
  * section 5). Layouts match tvm-ffi's c_api.h byte for byte (static_asserts in ffi_c_api.cc), so a
  * kernel library built by TVM 0.21 - 0.27 runs against these symbols with no libtvm_ffi present.
  *

@@ -1,4 +1,4 @@
-// Tensor serialization in TVM's formats: one NDArray (FORMAT.md section 5.1) and the params
+// Tensor serialization in TVM's formats: one NDArray (docs/spec/FORMAT.md section 5.1) and the params
 // dictionary (section 5.2) used by params files and GraphExecutor.load_params.
 //
 // Reading can be zero-copy: when the reader has an owner (e.g. a mapped shared library) and a
@@ -57,7 +57,7 @@ StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy
 // relative to writer->origin().
 Status WriteParamsDict(const NamedTensors& params, BinaryWriter* writer, bool align_data);
 
-// The factory payload's params section (FORMAT.md section 7.2): u64 count, names vector, arrays
+// The factory payload's params section (docs/spec/FORMAT.md section 7.2): u64 count, names vector, arrays
 // — laid out with alignment pads when `align_data`. Shared by the factory writer and tests.
 Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer, bool align_data, bool leading_count);
 

@@ -1,4 +1,4 @@
-// The module blob (`__tvm_dev_mblob`, FORMAT.md section 2): its 8-byte length prefix, the entry
+// The module blob (`__tvm_dev_mblob`, docs/spec/FORMAT.md section 2): its 8-byte length prefix, the entry
 // stream (u64 count; per entry a type key then that module's inline payload; "_lib" marks the kernel
 // library; "_import_tree" carries the CSR import tree) and the validation of the tree.
 //

@@ -1,5 +1,5 @@
 // The "cuda" device module (TVM's CUDAModule): a PTX, cubin or fatbin image plus the launch
-// description of each kernel (DeviceModulePayload, FORMAT.md section 8.1).
+// description of each kernel (DeviceModulePayload, docs/spec/FORMAT.md section 8.1).
 //
 // GetFunction(kernel) returns a PackedFunc with TVM's calling convention: the kernel's parameters,
 // then one integer per thread-axis tag, then the dynamic shared-memory size when the kernel uses it.

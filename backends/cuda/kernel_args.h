@@ -1,5 +1,5 @@
 // MarshalKernelArgs: TVM packed arguments -> the `void** kernelParams` array of cuLaunchKernel
-// (docs: FORMAT.md section 8.1, "Param marshalling"). Pure and driver-free, so it is unit-tested on
+// (docs: docs/spec/FORMAT.md section 8.1, "Param marshalling"). Pure and driver-free, so it is unit-tested on
 // machines without a GPU.
 //
 // Each kernel parameter gets one 8-byte slot; kernelParams[i] points at slot i. Integer and float

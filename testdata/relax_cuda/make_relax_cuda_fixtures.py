@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
 import relax_models as rm  # noqa: E402
 
-BLOB_SYMBOL = "__tvm_ffi__library_bin"  # TVM 0.22+ container: tree first (RELAX_FORMAT.md section 3)
+BLOB_SYMBOL = "__tvm_ffi__library_bin"  # TVM 0.22+ container: tree first (docs/spec/RELAX_FORMAT.md section 3)
 
 # nvcc arguments per payload fmt.
 NVCC_ARGS = {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the device-payload fixtures of tests/opencl and tests/cuda: a tiny Relax MLP exported by TVM 0.27
 for target "opencl" and for target "cuda" (host "llvm"), and the device module payload of each, cut out of
-the export's `__tvm_ffi__library_bin` container (RELAX_FORMAT.md sections 3 and 7).
+the export's `__tvm_ffi__library_bin` container (docs/spec/RELAX_FORMAT.md sections 3 and 7).
 
 Run with the pinned TVM venv (CPython 3.11, apache-tvm==0.27.0.post1, apache-tvm-ffi==0.1.15.post2, numpy):
     ~/.cache/sorun/tvm027-venv/bin/python testdata/relax_device/make_relax_device_fixtures.py testdata/relax_device

@@ -45,7 +45,7 @@ struct ImageCase {
 // Names the case in gtest's messages.
 void PrintTo(const ImageCase& c, std::ostream* os) { *os << c.fmt << " image " << c.file; }
 
-// fmt "cubin" with a fatbin inside is what TVM v0.9+ writes (FORMAT.md section 8.1).
+// fmt "cubin" with a fatbin inside is what TVM v0.9+ writes (docs/spec/FORMAT.md section 8.1).
 const ImageCase kImages[] = {
     {"ptx", "test_kernels.ptx", ""},
     {"cubin", "test_kernels_sm90.cubin", "sm_90"},

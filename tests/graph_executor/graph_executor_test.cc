@@ -587,7 +587,7 @@ TEST(GraphExecutorTest, PackedFuncSurfaceUsesTvmNames) {
   EXPECT_EQ(std::string(created->AsModule()->type_key()), "GraphExecutor");
 }
 
-// The factory payload assembled byte by byte from FORMAT.md section 7.2, independent of the
+// The factory payload assembled byte by byte from docs/spec/FORMAT.md section 7.2, independent of the
 // writer: graph_json string, u64 count, names vector, NDArrays, module name.
 TEST(GraphExecutorFactoryTest, LoadsPayloadAssembledFromTheSpec) {
   ASSERT_TRUE(RegisterGraphExecutor().ok());

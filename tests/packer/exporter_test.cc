@@ -237,7 +237,7 @@ TEST_F(ExportLoadTest, NoBlobIsAPlainKernelLibrary) {
 }
 
 TEST_F(ExportLoadTest, SpecLayoutAssembledByHandLoadsAndRuns) {
-  // FORMAT.md section 10: count = modules + 1; factory, _lib, _import_tree [0,1,1] / [1].
+  // docs/spec/FORMAT.md section 10: count = modules + 1; factory, _lib, _import_tree [0,1,1] / [1].
   SmallModel m = MakeModel();
   BinaryWriter factory_payload(8 + 8 + 8 + 20);  // origin only matters for alignment pads
   auto factory = GraphExecutorFactoryNode::Create(m.json, m.params);

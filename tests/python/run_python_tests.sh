@@ -47,7 +47,7 @@ echo "run_python_tests: wheel $(basename "${WHEELS[0]}") ($(stat -c %s "${WHEELS
 
 # Run from a directory outside the repository so `import sorun` can only find the installed wheel.
 cd "$(dirname "$VENV")" || exit 1
-SORUN_TEST_MODELS="$BIN/testdata/models" SORUN_RELAX_FIXTURES="$ROOT/testdata/relax" POCL_CACHE_DIR=${POCL_CACHE_DIR:-$HOME/.cache/pocl} \
+SORUN_TEST_MODELS="$BIN/testdata/models" SORUN_WHEEL="${WHEELS[0]}" SORUN_RELAX_FIXTURES="$ROOT/testdata/relax" POCL_CACHE_DIR=${POCL_CACHE_DIR:-$HOME/.cache/pocl} \
   "$VENV/bin/python" -m pytest -p no:cacheprovider -q -rs --junitxml="$JUNIT" "$HERE"
 rc=$?
 echo "run_python_tests: pytest exit $rc in $(( $(date +%s) - T0 )) s total; JUnit XML: $JUNIT"

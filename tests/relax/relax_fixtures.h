@@ -1,5 +1,5 @@
 // Test fixtures for relax/: hand-assembled Relax VM executables and containers written from the
-// layouts of RELAX_FORMAT.md (independently of the parsers under test), and the blob symbol of a real
+// layouts of docs/spec/RELAX_FORMAT.md (independently of the parsers under test), and the blob symbol of a real
 // TVM 0.27 export (testdata/relax/*.so) read through ElfImage. Test-only; thread-compatible.
 #ifndef SORUN_TESTS_RELAX_RELAX_FIXTURES_H_
 #define SORUN_TESTS_RELAX_RELAX_FIXTURES_H_

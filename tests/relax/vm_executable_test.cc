@@ -55,7 +55,7 @@ TEST(VmExecutableTest, DecodesArgumentWords) {
   EXPECT_EQ(DecodeVmArg(Imm(-5)).kind, VmArgKind::kImmediate);
   EXPECT_EQ(DecodeVmArg(Const(11)).kind, VmArgKind::kConstIdx);
   EXPECT_EQ(DecodeVmArg(Func(2)).kind, VmArgKind::kFuncIdx);
-  EXPECT_EQ(DecodeVmArg(0x0200000000000001).value, 1);  // RELAX_FORMAT.md 4.5's example
+  EXPECT_EQ(DecodeVmArg(0x0200000000000001).value, 1);  // docs/spec/RELAX_FORMAT.md 4.5's example
 }
 
 TEST(VmExecutableTest, ReadsBothDialectsAndMagics) {

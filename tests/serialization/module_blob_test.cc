@@ -1,4 +1,4 @@
-// The blob format at the byte level: blobs assembled by hand straight from FORMAT.md section 2
+// The blob format at the byte level: blobs assembled by hand straight from docs/spec/FORMAT.md section 2
 // (independent of the serializer), the serializer's output for several trees, and a catalogue of
 // corruptions, each rejected with a message naming the cause and the byte offset.
 #include "serialization/module_blob.h"

@@ -143,7 +143,7 @@ Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryRead
 namespace {
 
 // const_loader (v0.9+) / metadata (v0.8): vector<string> names; u64 n; n NDArrays; vector<string>
-// symbols; u64 m; m x vector<string> (FORMAT.md 7.4).
+// symbols; u64 m; m x vector<string> (docs/spec/FORMAT.md 7.4).
 Status InspectConstants(size_t index, const std::string& type_key, BinaryReader& reader, InspectedConstants* out) {
   out->module_index = index;
   out->type_key = type_key;

@@ -6,7 +6,7 @@
 // walked with ParseModuleBlob and a header-only handler per type key:
 //   GraphExecutorFactory / GraphRuntimeFactory  ReadFactoryPayload(load_tensors=false) + GraphSpec::Parse
 //   cuda / opencl                                ReadDeviceModulePayload
-//   const_loader / metadata                      constant names, shapes and symbols (FORMAT.md 7.4)
+//   const_loader / metadata                      constant names, shapes and symbols (docs/spec/FORMAT.md 7.4)
 //   metadata_module                              empty payload
 // A Relax VM export (IsRelaxExportFile: the __tvm_ffi_*library_bin symbols, or a __tvm_dev_mblob rooted
 // in a Relax executable) is read by InspectRelaxExport (tools/cli/relax_inspector.h) instead.

@@ -1,7 +1,8 @@
 /* The C API example of docs/api.md: loads a packed model, lists its inputs and outputs, feeds zeros
  * to every non-parameter input, runs once and prints the first output's first values.
  *
- *   cc example.c -I<sorun> -I<dlpack> -L<dir of libsorun.so> -lsorun -o example && ./example model.so
+ *   cc example.c -I<sorun checkout> -L<dir of libsorun.so> -lsorun -Wl,-rpath,<dir of libsorun.so> -o example
+ *   ./example model.so
  */
 #include <dlpack/dlpack.h>
 #include <stdint.h>
