@@ -8,6 +8,7 @@
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/registry_keys.h"
+#include "runtime/sort_functions.h"
 
 namespace sorun {
 namespace {
@@ -69,6 +70,7 @@ Status RegisterOnce() {
 }  // namespace
 
 Status RegisterGraphExecutor() {
+  SORUN_RETURN_IF_ERROR(RegisterGlobalSortFunctions());
   static std::mutex mutex;
   static bool done = false;
   std::lock_guard<std::mutex> lock(mutex);

@@ -9,6 +9,7 @@
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
+#include "runtime/sort_functions.h"
 #include "serialization/module_blob.h"
 
 namespace sorun {
@@ -126,6 +127,7 @@ RelaxExecutableModule* AsRelaxExecutable(const Module& root) {
 }
 
 Status RegisterRelaxVm() {
+  SORUN_RETURN_IF_ERROR(RegisterGlobalSortFunctions());
   static std::once_flag once;
   static Status status;
   std::call_once(once, [] {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -350,6 +351,14 @@ Status RegisterSortFunctions(FunctionRegistry& registry) {
   return registry.Register(
       keys::kContribArgsortNms,
       PackedFunc::FromBody(keys::kContribArgsortNms, [](PackedArgs args, Value*) { return ArgsortNms(args); }));
+}
+
+Status RegisterGlobalSortFunctions() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  FunctionRegistry& registry = FunctionRegistry::Global();
+  if (registry.Get(keys::kContribSort).defined()) return Status::Ok();
+  return RegisterSortFunctions(registry);
 }
 
 }  // namespace sorun

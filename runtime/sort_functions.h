@@ -15,9 +15,13 @@
 
 namespace sorun {
 
-// Registers the four functions into `registry` (RegisterCoreFunctions calls it). AlreadyExists if
-// one of the names is taken.
+// Registers the four functions into `registry`. AlreadyExists if one of the names is taken.
 Status RegisterSortFunctions(FunctionRegistry& registry);
+
+// Registers them into FunctionRegistry::Global() unless "tvm.contrib.sort.sort" is there already. The
+// executors' registrations call it (RegisterGraphExecutor, relax::RegisterRelaxVm): kernels of either
+// kind may call the helpers. Idempotent; thread-safe.
+Status RegisterGlobalSortFunctions();
 
 }  // namespace sorun
 

@@ -12,6 +12,8 @@
 #include <numeric>
 #include <vector>
 
+#include "graph_executor/register.h"
+#include "relax/relax_module.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/registry_keys.h"
@@ -22,6 +24,7 @@ namespace sorun {
 namespace {
 
 PackedFunc Get(const char* name) {
+  EXPECT_TRUE(RegisterGlobalSortFunctions().ok());
   PackedFunc f = FunctionRegistry::Global().Get(name);
   EXPECT_TRUE(f.defined()) << name;
   return f;
@@ -56,6 +59,22 @@ std::vector<int64_t> StableOrder(const std::vector<float>& row, bool ascending) 
 
 // 3 rows of 8 small integers (many ties).
 const std::vector<float> kData = {3, 1, 2, 1, 3, 0, 2, 1, 0, 0, 5, 5, 1, 4, 4, 2, 7, 6, 7, 6, 7, 6, 7, 6};
+
+// Not a core built-in: the executors' registrations register them (kernels of both kinds call them).
+TEST(SortFunctionsTest, RegisteredByEveryExecutorRegistrationNotByTheRegistryCore) {
+  const char* names[] = {keys::kContribSort, keys::kContribArgsort, keys::kContribTopk, keys::kContribArgsortNms};
+  FunctionRegistry core;
+  ASSERT_TRUE(RegisterCoreFunctions(core).ok());
+  for (const char* name : names) EXPECT_FALSE(core.Get(name).defined()) << name;
+
+  FunctionRegistry& global = FunctionRegistry::Global();
+  for (Status (*registration)() : {&RegisterGraphExecutor, &relax::RegisterRelaxVm, &RegisterGlobalSortFunctions}) {
+    for (const char* name : names) global.Remove(name);
+    ASSERT_TRUE(registration().ok());
+    ASSERT_TRUE(registration().ok());  // idempotent
+    for (const char* name : names) EXPECT_TRUE(global.Get(name).defined()) << name;
+  }
+}
 
 TEST(SortFunctionsTest, SortAndArgsortAlongTheLastAxisAreStable) {
   Tensor data = Make<float>({3, 8}, Float32(), kData);
