@@ -5,10 +5,10 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_executor_module.h"
 #include "runtime/blob_loader.h"
+#include "runtime/contrib/sort.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/registry_keys.h"
-#include "runtime/sort_functions.h"
 
 namespace sorun {
 namespace {

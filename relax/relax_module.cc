@@ -6,10 +6,10 @@
 
 #include "relax/export_check.h"
 #include "runtime/blob_loader.h"
+#include "runtime/contrib/sort.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
-#include "runtime/sort_functions.h"
 #include "serialization/module_blob.h"
 
 namespace sorun {

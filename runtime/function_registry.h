@@ -40,7 +40,7 @@ class FunctionRegistry {
 };
 
 // Registers the core built-ins ("__tvm_set_device") into `registry`. Idempotent. (TVM's sort helpers,
-// runtime/sort_functions.h, are registered by the executors' registrations.)
+// runtime/contrib/sort.h, are registered by the executors' registrations.)
 Status RegisterCoreFunctions(FunctionRegistry& registry);
 
 }  // namespace sorun

@@ -1,4 +1,4 @@
-#include "runtime/sort_functions.h"
+#include "runtime/contrib/sort.h"
 
 #include <algorithm>
 #include <cstdint>

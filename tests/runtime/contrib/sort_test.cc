@@ -2,7 +2,7 @@
 // (stable: ties keep index order), every output dtype and axis kind, and the checks that keep a bad
 // call from reading or writing out of bounds. Real TVM kernels calling them, bit for bit against TVM:
 // the interop jobs' sort_topk models (TVM 0.16 graph executor, TVM 0.27 Relax).
-#include "runtime/sort_functions.h"
+#include "runtime/contrib/sort.h"
 
 #include <gtest/gtest.h>
 

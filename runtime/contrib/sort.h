@@ -7,8 +7,8 @@
 // Every tensor is checked before it is read or written (on the host, compact, shapes agreeing with the
 // axis, k and the data, dtypes those TVM accepts): a mismatch is an error naming the function and
 // the argument, never an access out of bounds. Stateless; thread-safe.
-#ifndef SORUN_RUNTIME_SORT_FUNCTIONS_H_
-#define SORUN_RUNTIME_SORT_FUNCTIONS_H_
+#ifndef SORUN_RUNTIME_CONTRIB_SORT_H_
+#define SORUN_RUNTIME_CONTRIB_SORT_H_
 
 #include "base/status.h"
 #include "runtime/function_registry.h"
@@ -25,4 +25,4 @@ Status RegisterGlobalSortFunctions();
 
 }  // namespace sorun
 
-#endif  // SORUN_RUNTIME_SORT_FUNCTIONS_H_
+#endif  // SORUN_RUNTIME_CONTRIB_SORT_H_
