@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "base/file_util.h"
-#include "packer/subprocess.h"
+#include "base/subprocess.h"
 #include "packer/tar_archive.h"
 #include "runtime/function_registry.h"
 #include "serialization/loader.h"

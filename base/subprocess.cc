@@ -1,4 +1,4 @@
-#include "packer/subprocess.h"
+#include "base/subprocess.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,7 +1,7 @@
 // RunCommand: runs a program (the system compiler, for export and for loading .tar files) without a
 // shell, capturing its combined output. Thread-safe.
-#ifndef SORUN_PACKER_SUBPROCESS_H_
-#define SORUN_PACKER_SUBPROCESS_H_
+#ifndef SORUN_BASE_SUBPROCESS_H_
+#define SORUN_BASE_SUBPROCESS_H_
 
 #include <string>
 #include <vector>
@@ -35,4 +35,4 @@ class TempDir {
 
 }  // namespace sorun
 
-#endif  // SORUN_PACKER_SUBPROCESS_H_
+#endif  // SORUN_BASE_SUBPROCESS_H_
