@@ -10,7 +10,7 @@
 #include "base/subprocess.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
-#include "packer/tar_archive.h"
+#include "packer/tar_writer.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 

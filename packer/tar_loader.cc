@@ -5,7 +5,7 @@
 
 #include "base/file_util.h"
 #include "base/subprocess.h"
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
 #include "runtime/function_registry.h"
 #include "serialization/loader.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "format/binary_reader.h"
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
 #include "runtime/registry_keys.h"
 #include "serialization/module_blob.h"
 #include "tools/cli/command.h"

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "packer/tar_archive.h"
-#include "tests/packer/tar_test_util.h"
+#include "format/tar_archive.h"
+#include "packer/tar_writer.h"
+#include "tests/format/tar_test_util.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

@@ -1,4 +1,4 @@
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,67 +19,8 @@
 namespace sorun {
 namespace {
 
-// ustar header layout (POSIX.1-1988): field offsets and widths.
-constexpr size_t kNameOffset = 0, kNameSize = 100;
-constexpr size_t kModeOffset = 100, kModeSize = 8;
-constexpr size_t kUidOffset = 108, kGidOffset = 116, kIdSize = 8;
-constexpr size_t kSizeOffset = 124, kSizeSize = 12;
-constexpr size_t kMtimeOffset = 136, kMtimeSize = 12;
-constexpr size_t kChecksumOffset = 148, kChecksumSize = 8;
-constexpr size_t kTypeOffset = 156;
-constexpr size_t kMagicOffset = 257;  // "ustar\0" + "00" (POSIX) or "ustar " + " \0" (GNU)
-constexpr size_t kDevMajorOffset = 329, kDevMinorOffset = 337, kDevSize = 8;
-constexpr size_t kPrefixOffset = 345, kPrefixSize = 155;
-
 // Extended headers (GNU long names, pax records) larger than this are rejected as malformed.
 constexpr uint64_t kMaxExtendedHeaderSize = 1 << 20;
-
-uint64_t PaddedSize(uint64_t size) { return (size + kTarBlockSize - 1) / kTarBlockSize * kTarBlockSize; }
-
-// Splits a path into components, rejecting what can escape the extraction directory.
-// Returns the components (without "" and "." ones) or an error message.
-bool SplitPath(std::string_view name, std::vector<std::string_view>* parts, std::string* problem) {
-  parts->clear();
-  if (name.find('\0') != std::string_view::npos) {
-    *problem = "contains a NUL byte";
-    return false;
-  }
-  if (!name.empty() && name[0] == '/') {
-    *problem = "is an absolute path";
-    return false;
-  }
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t end = name.find('/', start);
-    if (end == std::string_view::npos) end = name.size();
-    std::string_view part = name.substr(start, end - start);
-    if (part == "..") {
-      *problem = "has a '..' component (path traversal)";
-      return false;
-    }
-    if (!part.empty() && part != ".") parts->push_back(part);
-    start = end + 1;
-  }
-  return true;
-}
-
-std::string Join(const std::vector<std::string_view>& parts) {
-  std::string out;
-  for (std::string_view p : parts) {
-    if (!out.empty()) out += '/';
-    out += p;
-  }
-  return out;
-}
-
-// Writes `value` as `digits` zero-padded octal digits followed by a NUL into `field`.
-void PutOctal(char* field, size_t digits, uint64_t value) {
-  for (size_t i = digits; i > 0; --i) {
-    field[i - 1] = static_cast<char>('0' + (value & 7));
-    value >>= 3;
-  }
-  field[digits] = '\0';
-}
 
 // A printable rendering of a header field for messages.
 std::string Printable(const uint8_t* p, size_t n) {
@@ -255,27 +196,29 @@ bool AllZero(const uint8_t* p, size_t n) {
 // POSIX "ustar\0" "00" magic rather than GNU's "ustar  \0".
 Status CheckHeaderBlock(const HeaderParser& header, const uint8_t* block, bool* posix) {
   uint64_t stored_checksum = 0;
-  SORUN_RETURN_IF_ERROR(header.Number(kChecksumOffset, kChecksumSize, "checksum", &stored_checksum));
+  SORUN_RETURN_IF_ERROR(header.Number(ustar::kChecksumOffset, ustar::kChecksumSize, "checksum", &stored_checksum));
   uint64_t unsigned_sum = 0;
   int64_t signed_sum = 0;
   for (size_t i = 0; i < kTarBlockSize; ++i) {
-    const uint8_t c = (i >= kChecksumOffset && i < kChecksumOffset + kChecksumSize) ? ' ' : block[i];
+    const uint8_t c =
+        (i >= ustar::kChecksumOffset && i < ustar::kChecksumOffset + ustar::kChecksumSize) ? ' ' : block[i];
     unsigned_sum += c;
     signed_sum += static_cast<int8_t>(c);
   }
   // POSIX specifies the unsigned sum; some historical writers used signed chars.
   if (stored_checksum != unsigned_sum && static_cast<int64_t>(stored_checksum) != signed_sum) {
-    return header.Error(kChecksumOffset, "header checksum mismatch: stored " + std::to_string(stored_checksum) +
-                                             ", computed " + std::to_string(unsigned_sum) +
-                                             " (corrupt header or not a tar archive)");
+    return header.Error(ustar::kChecksumOffset, "header checksum mismatch: stored " + std::to_string(stored_checksum) +
+                                                    ", computed " + std::to_string(unsigned_sum) +
+                                                    " (corrupt header or not a tar archive)");
   }
-  *posix = std::memcmp(block + kMagicOffset,
+  *posix = std::memcmp(block + ustar::kMagicOffset,
                        "ustar\0"
                        "00",
                        8) == 0;
-  const bool gnu = std::memcmp(block + kMagicOffset, "ustar  \0", 8) == 0;
+  const bool gnu = std::memcmp(block + ustar::kMagicOffset, "ustar  \0", 8) == 0;
   if (!*posix && !gnu) {
-    return header.Error(kMagicOffset, "not a ustar header (magic " + Printable(block + kMagicOffset, 8) + ")");
+    return header.Error(ustar::kMagicOffset,
+                        "not a ustar header (magic " + Printable(block + ustar::kMagicOffset, 8) + ")");
   }
   return Status::Ok();
 }
@@ -307,11 +250,12 @@ class TarExtent {
       bool posix = false;
       SORUN_RETURN_IF_ERROR(CheckHeaderBlock(header, block, &posix));
       uint64_t entry_size = 0;
-      SORUN_RETURN_IF_ERROR(header.Number(kSizeOffset, kSizeSize, "size", &entry_size));
-      const char type = static_cast<char>(block[kTypeOffset]);
+      SORUN_RETURN_IF_ERROR(header.Number(ustar::kSizeOffset, ustar::kSizeSize, "size", &entry_size));
+      const char type = static_cast<char>(block[ustar::kTypeOffset]);
       if (type == 'x') {
         if (entry_size > kMaxExtendedHeaderSize) {
-          return header.Error(kSizeOffset, "extended header of " + std::to_string(entry_size) + " bytes is too large");
+          return header.Error(ustar::kSizeOffset,
+                              "extended header of " + std::to_string(entry_size) + " bytes is too large");
         }
         if (size - next_ - kTarBlockSize < entry_size) return Status::Ok();  // its records are not here yet
         std::string unused_path;
@@ -323,9 +267,9 @@ class TarExtent {
         has_pax_size_ = false;
       }
       if (entry_size > (uint64_t{1} << 62)) {  // no real archive; keeps the offsets below from overflowing
-        return header.Error(kSizeOffset, "entry size " + std::to_string(entry_size) + " is too large");
+        return header.Error(ustar::kSizeOffset, "entry size " + std::to_string(entry_size) + " is too large");
       }
-      next_ += kTarBlockSize + PaddedSize(entry_size);
+      next_ += kTarBlockSize + ustar::PaddedSize(entry_size);
       ++index_;
     }
     return Status::Ok();
@@ -346,92 +290,6 @@ class TarExtent {
 };
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------------
-// Writer
-
-Status TarWriter::AddFile(std::string_view name, std::string_view contents, uint32_t mode) {
-  const std::string quoted = "'" + std::string(name.substr(0, 300)) + "'";
-  std::vector<std::string_view> parts;
-  std::string problem;
-  if (name.empty()) return InvalidArgument("tar entry name is empty");
-  if (!SplitPath(name, &parts, &problem)) return InvalidArgument("tar entry name " + quoted + " " + problem);
-  if (Join(parts) != name) {
-    return InvalidArgument("tar entry name " + quoted + " is not normalised (empty or '.' components)");
-  }
-  if (name.size() > kNameSize + 1 + kPrefixSize) {
-    return InvalidArgument("tar entry name " + quoted + " is " + std::to_string(name.size()) +
-                           " bytes; ustar names are at most 255");
-  }
-  if (mode > 07777) return InvalidArgument("tar entry " + quoted + ": mode " + std::to_string(mode) + " > 07777");
-  if (contents.size() > kTarMaxFileSize) {
-    return InvalidArgument("tar entry " + quoted + " is " + std::to_string(contents.size()) +
-                           " bytes; ustar files are at most 8 GiB - 1");
-  }
-  if (names_.count(name) != 0) return InvalidArgument("tar entry name " + quoted + " is already in the archive");
-
-  std::string_view prefix;
-  std::string_view base = name;
-  if (name.size() > kNameSize) {
-    // Split at a '/' so that the tail fits the name field and the head the prefix field.
-    bool split = false;
-    for (size_t i = name.size() - kNameSize - 1; i < name.size() && i <= kPrefixSize; ++i) {
-      if (name[i] == '/') {
-        prefix = name.substr(0, i);
-        base = name.substr(i + 1);
-        split = true;
-        break;
-      }
-    }
-    if (!split) {
-      return InvalidArgument("tar entry name " + quoted + " (" + std::to_string(name.size()) +
-                             " bytes) cannot be split at a '/' into a 155-byte prefix and a 100-byte name");
-    }
-  }
-
-  char header[kTarBlockSize];
-  std::memset(header, 0, sizeof(header));
-  std::memcpy(header + kNameOffset, base.data(), base.size());
-  PutOctal(header + kModeOffset, kModeSize - 1, mode);
-  PutOctal(header + kUidOffset, kIdSize - 1, 0);
-  PutOctal(header + kGidOffset, kIdSize - 1, 0);
-  PutOctal(header + kSizeOffset, kSizeSize - 1, contents.size());
-  PutOctal(header + kMtimeOffset, kMtimeSize - 1, 0);
-  header[kTypeOffset] = '0';
-  std::memcpy(header + kMagicOffset,
-              "ustar\0"
-              "00",
-              8);
-  PutOctal(header + kDevMajorOffset, kDevSize - 1, 0);
-  PutOctal(header + kDevMinorOffset, kDevSize - 1, 0);
-  if (!prefix.empty()) std::memcpy(header + kPrefixOffset, prefix.data(), prefix.size());
-  // Checksum: the unsigned byte sum with the checksum field read as spaces; 6 digits, NUL, space.
-  std::memset(header + kChecksumOffset, ' ', kChecksumSize);
-  uint32_t sum = 0;
-  for (unsigned char c : header) sum += c;
-  PutOctal(header + kChecksumOffset, 6, sum);
-  header[kChecksumOffset + 7] = ' ';
-
-  bytes_.reserve(bytes_.size() + kTarBlockSize + static_cast<size_t>(PaddedSize(contents.size())));
-  bytes_.append(header, sizeof(header));
-  if (!contents.empty()) bytes_.append(contents.data(), contents.size());
-  bytes_.append(static_cast<size_t>(PaddedSize(contents.size()) - contents.size()), '\0');
-  names_.emplace(name);
-  return Status::Ok();
-}
-
-std::string TarWriter::Finish() {
-  bytes_.append(2 * kTarBlockSize, '\0');
-  std::string out = std::move(bytes_);
-  bytes_.clear();
-  names_.clear();
-  return out;
-}
-
-Status TarWriter::WriteToFile(const std::string& path) {
-  std::string archive = Finish();
-  return WriteFileBytes(path, archive.data(), archive.size(), 0644, 0);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // gzip (TVM's `.tar` exports are `tar -czf` output)
@@ -607,7 +465,7 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
       return entries;
     }
 
-    const std::string raw_name = FieldText(block + kNameOffset, kNameSize);
+    const std::string raw_name = FieldText(block + ustar::kNameOffset, ustar::kNameSize);
     std::string label = "entry " + std::to_string(index) + " ('" + Shown(raw_name) + "')";
     ++index;
     HeaderParser header(reader, block, offset, label);
@@ -616,26 +474,28 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
     SORUN_RETURN_IF_ERROR(CheckHeaderBlock(header, block, &posix));
 
     uint64_t mode = 0, entry_size = 0, mtime = 0;
-    SORUN_RETURN_IF_ERROR(header.Number(kModeOffset, kModeSize, "mode", &mode));
-    SORUN_RETURN_IF_ERROR(header.Number(kSizeOffset, kSizeSize, "size", &entry_size));
-    SORUN_RETURN_IF_ERROR(header.Number(kMtimeOffset, kMtimeSize, "mtime", &mtime));
-    const char type = static_cast<char>(block[kTypeOffset]);
+    SORUN_RETURN_IF_ERROR(header.Number(ustar::kModeOffset, ustar::kModeSize, "mode", &mode));
+    SORUN_RETURN_IF_ERROR(header.Number(ustar::kSizeOffset, ustar::kSizeSize, "size", &entry_size));
+    SORUN_RETURN_IF_ERROR(header.Number(ustar::kMtimeOffset, ustar::kMtimeSize, "mtime", &mtime));
+    const char type = static_cast<char>(block[ustar::kTypeOffset]);
     const bool regular = IsRegularFileType(type);
     if (regular && has_pax_size) entry_size = pax_size;
 
     // The contents and their padding must lie inside the archive.
     const uint64_t data_offset = reader.offset();
-    if (entry_size > reader.remaining() || PaddedSize(entry_size) > reader.remaining()) {
-      return header.Error(kSizeOffset, "truncated: the entry's " + std::to_string(entry_size) +
-                                           " bytes of contents (padded to a 512-byte block) need more than the " +
-                                           std::to_string(reader.remaining()) + " bytes left");
+    if (entry_size > reader.remaining() || ustar::PaddedSize(entry_size) > reader.remaining()) {
+      return header.Error(ustar::kSizeOffset,
+                          "truncated: the entry's " + std::to_string(entry_size) +
+                              " bytes of contents (padded to a 512-byte block) need more than the " +
+                              std::to_string(reader.remaining()) + " bytes left");
     }
     const uint8_t* contents = reader.cursor();
-    SORUN_RETURN_IF_ERROR(reader.Skip(static_cast<size_t>(PaddedSize(entry_size)), "entry contents"));
+    SORUN_RETURN_IF_ERROR(reader.Skip(static_cast<size_t>(ustar::PaddedSize(entry_size)), "entry contents"));
 
     if (IsExtendedHeaderType(type)) {
       if (entry_size > kMaxExtendedHeaderSize) {
-        return header.Error(kSizeOffset, "extended header of " + std::to_string(entry_size) + " bytes is too large");
+        return header.Error(ustar::kSizeOffset,
+                            "extended header of " + std::to_string(entry_size) + " bytes is too large");
       }
       if (!has_long_name && !has_pax_path && !has_pax_size) extended_offset = offset;
       if (type == 'L') {  // GNU: the next entry's name
@@ -649,8 +509,9 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
       continue;
     }
 
-    std::string name =
-        posix && block[kPrefixOffset] != 0 ? FieldText(block + kPrefixOffset, kPrefixSize) + "/" + raw_name : raw_name;
+    std::string name = posix && block[ustar::kPrefixOffset] != 0
+                           ? FieldText(block + ustar::kPrefixOffset, ustar::kPrefixSize) + "/" + raw_name
+                           : raw_name;
     if (has_pax_path) {
       name = pax_path;
     } else if (has_long_name) {
@@ -662,18 +523,18 @@ StatusOr<std::vector<TarEntry>> ReadTarArchive(const uint8_t* data, size_t size,
 
     std::vector<std::string_view> parts;
     std::string problem;
-    if (!SplitPath(name, &parts, &problem)) return named.Error(kNameOffset, "name " + problem);
+    if (!ustar::SplitPath(name, &parts, &problem)) return named.Error(ustar::kNameOffset, "name " + problem);
     if (type == '5') continue;  // directories are implied by the files' names
     if (!regular) {
       return Unimplemented(source_name + " byte " + std::to_string(offset) + ": " + label + " is " +
                            TypeDescription(type) + "; only regular files (and directories) are supported");
     }
-    if (parts.empty()) return named.Error(kNameOffset, "empty file name");
-    std::string normalised = Join(parts);
+    if (parts.empty()) return named.Error(ustar::kNameOffset, "empty file name");
+    std::string normalised = ustar::JoinPath(parts);
     auto inserted = seen.emplace(normalised, offset);
     if (!inserted.second) {
-      return named.Error(kNameOffset, "duplicate name '" + normalised + "' (first at byte " +
-                                          std::to_string(inserted.first->second) + ")");
+      return named.Error(ustar::kNameOffset, "duplicate name '" + normalised + "' (first at byte " +
+                                                 std::to_string(inserted.first->second) + ")");
     }
 
     TarEntry entry;
@@ -701,7 +562,7 @@ Status ExtractTarEntries(const std::vector<TarEntry>& entries, const std::string
   for (const TarEntry& entry : entries) {
     std::vector<std::string_view> parts;
     std::string problem;
-    if (!SplitPath(entry.name, &parts, &problem) || parts.empty()) {
+    if (!ustar::SplitPath(entry.name, &parts, &problem) || parts.empty()) {
       return InvalidArgument("tar entry name '" + entry.name + "' " + (parts.empty() ? "is empty" : problem));
     }
     std::string path = directory;

@@ -1,5 +1,6 @@
 // gzip-compressed tar archives (TVM writes `tar -czf`): inflation, its limits, bombs.
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
+#include "packer/tar_writer.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -14,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/packer/tar_test_util.h"
+#include "tests/format/tar_test_util.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 

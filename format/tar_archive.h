@@ -1,10 +1,6 @@
-// Minimal POSIX ustar archives of regular files: the `.tar` export format (a tar of object files, one
+// Reading POSIX ustar archives of regular files: the `.tar` export format (a tar of object files, one
 // of them the blob object). TVM's export_library("x.tar") runs `tar -czf`, so TVM's ".tar" files are
-// gzip-compressed archives; sorun writes plain ones. TarFile reads both.
-//
-// TarWriter builds an archive in memory: ustar headers with mtime 0, uid/gid 0 and empty user/group
-// names, so the same inputs always give the same bytes; names of up to 255 bytes (split across the
-// ustar prefix and name fields); files up to 8 GiB - 1; two zero blocks at the end.
+// gzip-compressed archives; sorun writes plain ones (packer/tar_writer.h). TarFile reads both.
 //
 // ReadTarArchive() parses an archive held in memory, as written by TarWriter or by common tar tools
 // (POSIX ustar, GNU tar's default format with ././@LongLink names, pax extended headers). It validates
@@ -14,16 +10,13 @@
 // are duplicate names. Errors name the archive, the entry and the byte offset:
 // "model.tar byte 1172: entry 2 ('lib1.o'): invalid octal digit in size field".
 //
-// Ownership: TarWriter owns the archive it builds. TarEntry::data borrows the archive bytes passed to
-// ReadTarArchive(), which must outlive the entries. Thread-safety: ReadTarArchive() and
-// ExtractTarArchive() are reentrant; a TarWriter is not thread-safe.
-#ifndef SORUN_PACKER_TAR_ARCHIVE_H_
-#define SORUN_PACKER_TAR_ARCHIVE_H_
+// Ownership: TarEntry::data borrows the archive bytes passed to ReadTarArchive(), which must outlive
+// the entries. Thread-safety: ReadTarArchive() and ExtractTarArchive() are reentrant.
+#ifndef SORUN_FORMAT_TAR_ARCHIVE_H_
+#define SORUN_FORMAT_TAR_ARCHIVE_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,12 +24,9 @@
 #include "base/file_util.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "format/ustar_layout.h"
 
 namespace sorun {
-
-inline constexpr size_t kTarBlockSize = 512;
-// The largest file a ustar header's 11 octal digits can describe (8 GiB - 1).
-inline constexpr uint64_t kTarMaxFileSize = 077777777777ull;
 
 // A regular file of an archive, as read. `data` points into the archive bytes.
 struct TarEntry {
@@ -47,27 +37,6 @@ struct TarEntry {
   uint64_t header_offset = 0;  // byte offset of its header block (after any extended headers)
   uint64_t data_offset = 0;    // byte offset of its contents
   const uint8_t* data = nullptr;
-};
-
-class TarWriter {
- public:
-  TarWriter() = default;
-
-  // Appends a regular file. `name` is a relative path of at most 255 bytes without empty, "." or ".."
-  // components and without NUL bytes; names over 100 bytes must split at a '/' into at most 155 + 100
-  // bytes. `mode` holds permission bits (<= 07777). Errors (InvalidArgument) leave the archive as it was.
-  Status AddFile(std::string_view name, std::string_view contents, uint32_t mode = 0644);
-
-  // The archive: every entry followed by two zero blocks. Resets the writer to empty.
-  std::string Finish();
-  // Finish() and write the archive to `path`.
-  Status WriteToFile(const std::string& path);
-
-  size_t num_entries() const { return names_.size(); }
-
- private:
-  std::string bytes_;
-  std::set<std::string, std::less<>> names_;
 };
 
 // An archive file's bytes: the file mapped as it is, or, when it is gzip-compressed (TVM's `.tar`
@@ -137,4 +106,4 @@ Status ExtractTarArchive(const uint8_t* data, size_t size, const std::string& so
 
 }  // namespace sorun
 
-#endif  // SORUN_PACKER_TAR_ARCHIVE_H_
+#endif  // SORUN_FORMAT_TAR_ARCHIVE_H_

@@ -1,10 +1,10 @@
-// Hand-made tar and gzip inputs for the tar reader's tests (tar_archive_test, tar_archive_gzip_test, the bad-input
-// catalogue): ustar
-// headers built byte by byte (independent of TarWriter), pax records, sample files, gzip streams of
-// repeated pieces (bombs without holding them in memory), and a popen helper for the system tar. Test-only; not
-// thread-safe where it says so (none of it keeps state).
-#ifndef SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
-#define SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
+// Hand-made tar and gzip inputs for the tar tests (tar_archive_test, tar_archive_gzip_test,
+// tar_writer_test, the bad-input catalogue): ustar headers built byte by byte (independent of
+// TarWriter), pax records, sample files, gzip streams of repeated pieces (bombs without holding them
+// in memory), and a popen helper for the system tar. Test-only; not thread-safe where it says so
+// (none of it keeps state).
+#ifndef SORUN_TESTS_FORMAT_TAR_TEST_UTIL_H_
+#define SORUN_TESTS_FORMAT_TAR_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -19,7 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
+#include "packer/tar_writer.h"
 
 namespace sorun {
 namespace tar_test {
@@ -181,4 +182,4 @@ inline std::string GzipRepeated(const std::vector<std::pair<std::string, uint64_
 }  // namespace tar_test
 }  // namespace sorun
 
-#endif  // SORUN_TESTS_SERIALIZATION_TAR_TEST_UTIL_H_
+#endif  // SORUN_TESTS_FORMAT_TAR_TEST_UTIL_H_
