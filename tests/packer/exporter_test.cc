@@ -22,7 +22,7 @@
 #include "graph_executor/register.h"
 #include "packer/elf_reader.h"
 #include "packer/exporter.h"
-#include "packer/tar_loader.h"
+#include "serialization/tar_loader.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"

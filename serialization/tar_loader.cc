@@ -1,4 +1,4 @@
-#include "packer/tar_loader.h"
+#include "serialization/tar_loader.h"
 
 #include <filesystem>
 #include <vector>

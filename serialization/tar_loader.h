@@ -7,8 +7,8 @@
 // wrote one: it is verified in the linked library exactly as for a .so (LoadOptions::verify_checksum;
 // the registered function takes the resolved choice as an optional second argument, 0 or 1, and
 // otherwise resolves the default: SORUN_VERIFY_CHECKSUM, else off).
-#ifndef SORUN_PACKER_TAR_LOADER_H_
-#define SORUN_PACKER_TAR_LOADER_H_
+#ifndef SORUN_SERIALIZATION_TAR_LOADER_H_
+#define SORUN_SERIALIZATION_TAR_LOADER_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ StatusOr<Module> LoadTarArchive(const std::string& path, const LoadOptions& opti
 
 }  // namespace sorun
 
-#endif  // SORUN_PACKER_TAR_LOADER_H_
+#endif  // SORUN_SERIALIZATION_TAR_LOADER_H_
