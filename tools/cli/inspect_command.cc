@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/file_checks.h"
 #include "graph_executor/memory_plan.h"
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"

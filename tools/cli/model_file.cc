@@ -4,11 +4,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/file_checks.h"
 #include "format/binary_reader.h"
 #include "format/tar_archive.h"
 #include "runtime/registry_keys.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/command.h"
 
 namespace sorun {
 namespace cli {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/device_module_payload.h"
+#include "base/file_checks.h"
 #include "base/xxhash64.h"
 #include "format/binary_reader.h"
 #include "graph_executor/factory_module.h"
@@ -15,7 +16,6 @@
 #include "runtime/tensor_io.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/command.h"
 #include "tools/cli/model_file.h"
 
 namespace sorun {

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_module.h"
 #include "backends/device_module_payload.h"
+#include "base/file_checks.h"
 #include "base/file_util.h"
 #include "base/subprocess.h"
 #include "base/xxhash64.h"
@@ -24,7 +25,6 @@
 #include "runtime/tensor_io.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/command.h"
 #include "tools/cli/device_payload_module.h"
 #include "tools/cli/embedded_headers.h"
 #include "tools/cli/fmap.h"

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/file_checks.h"
 #include "format/binary_reader.h"
 #include "graph_executor/memory_plan.h"
 #include "relax/export_check.h"
@@ -11,7 +12,6 @@
 #include "runtime/registry_keys.h"
 #include "serialization/blob_extent.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/command.h"
 #include "tools/cli/model_file.h"
 #include "tools/cli/model_inspector.h"
 #include "tools/cli/text_table.h"

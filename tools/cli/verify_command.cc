@@ -1,5 +1,6 @@
 #include "tools/cli/verify_command.h"
 
+#include "base/file_checks.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
