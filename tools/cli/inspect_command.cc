@@ -9,6 +9,7 @@
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
 #include "tools/cli/memory_plan_json.h"
+#include "tools/cli/relax_report.h"
 #include "tools/cli/text_table.h"
 
 namespace sorun {

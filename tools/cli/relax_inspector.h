@@ -5,7 +5,7 @@
 // modules (the InspectReport fields the graph path fills too) and a RelaxInspection (executable,
 // functions, main's inputs, constants with their alignment, classified callees, the verdict of
 // relax::CheckRelaxExportSupported with the kernel predicate from the ELF's exported functions).
-// Called by InspectModelFile; the text and JSON sections are used by inspect_command.cc.
+// Called by InspectModelFile; tools/cli/relax_report.h renders the RelaxInspection for `sorun inspect`.
 // Pure functions of the file's bytes; reentrant.
 #ifndef SORUN_TOOLS_CLI_RELAX_INSPECTOR_H_
 #define SORUN_TOOLS_CLI_RELAX_INSPECTOR_H_
@@ -19,7 +19,6 @@
 #include "base/status.h"
 #include "relax/library_blob.h"
 #include "relax/vm_disassembler.h"
-#include "tools/cli/json_util.h"
 
 namespace sorun {
 namespace cli {
@@ -82,13 +81,6 @@ bool IsRelaxExportFile(const ModelFile& file);
 // but its root is not a Relax executable (a tvm-ffi build of something else). DataLoss naming the
 // symbol and byte offset for malformed bytes.
 StatusOr<bool> InspectRelaxExport(const ModelFile& file, bool disassemble, InspectReport* report);
-
-// The text sections of a Relax report after the module tree: executable, functions, inputs,
-// constants, callees; and the verdict lines ("runnable by sorun: yes" or the refusals).
-std::string RelaxInspectionToText(const RelaxInspection& r);
-std::string RelaxVerdictToText(const RelaxInspection& r);
-// The "relax" object of `inspect --json`.
-void WriteRelaxInspectionJson(JsonWriter& w, const RelaxInspection& r);
 
 }  // namespace cli
 }  // namespace sorun
