@@ -6,7 +6,6 @@
 
 #include "backends/device_module_payload.h"
 #include "base/file_checks.h"
-#include "base/xxhash64.h"
 #include "format/binary_reader.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_json.h"
@@ -14,9 +13,10 @@
 #include "runtime/data_type.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
-#include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
+#include "tools/cli/blob_inspection.h"
 #include "tools/cli/model_file.h"
+#include "tools/cli/relax_inspector.h"
 
 namespace sorun {
 namespace cli {
@@ -120,28 +120,6 @@ Status InspectFactory(size_t index, const std::string& type_key, BinaryReader& r
   return Status::Ok();
 }
 
-}  // namespace
-
-Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader, PayloadGrammar grammar,
-                           InspectedDeviceModule* out) {
-  DeviceModulePayload payload;
-  SORUN_RETURN_IF_ERROR(ReadDeviceModulePayload(reader, type_key.c_str(), &payload, grammar));
-  out->module_index = index;
-  out->type_key = type_key;
-  out->fmt = payload.fmt;
-  out->code_bytes = payload.data.size();
-  for (const auto& [name, info] : payload.functions) {
-    InspectedKernel k;
-    k.name = name;
-    for (DLDataType t : info.arg_types) k.arg_types.push_back(DTypeToString(t));
-    k.launch_param_tags = info.launch_param_tags;
-    out->kernels.push_back(std::move(k));
-  }
-  return Status::Ok();
-}
-
-namespace {
-
 // const_loader (v0.9+) / metadata (v0.8): vector<string> names; u64 n; n NDArrays; vector<string>
 // symbols; u64 m; m x vector<string> (FORMAT.md 7.4).
 Status InspectConstants(size_t index, const std::string& type_key, BinaryReader& reader, InspectedConstants* out) {
@@ -205,35 +183,6 @@ Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDevice
 }
 
 }  // namespace
-
-void InspectChecksum(const ModelFile& file, const uint8_t* blob, uint64_t blob_bytes, ChecksumInfo* out) {
-  const ElfSymbolData* record = file.checksum();
-  if (record == nullptr || blob == nullptr) return;
-  out->present = true;
-  auto fields = file.ReadChecksumRecord();
-  if (fields.ok()) {
-    out->blob_bytes = fields->blob_bytes;
-    out->hash = Xxh64ToHex(fields->hash);
-  }
-  Status s = VerifyBlobChecksum(blob, blob_bytes, record->data, record->size);
-  out->valid = s.ok();
-  if (!s.ok()) out->error = s.message();
-}
-
-const char* ArtifactKindName(ArtifactKind kind) {
-  switch (kind) {
-    case ArtifactKind::kPackedModel: return "packed_model";
-    case ArtifactKind::kKernelLibrary: return "kernel_library";
-    case ArtifactKind::kTvmFfi: return "tvm_ffi";
-    case ArtifactKind::kRelaxExport: return "relax_export";
-  }
-  return "unknown";
-}
-
-std::string InspectReport::format() const {
-  if (kind != ArtifactKind::kPackedModel && kind != ArtifactKind::kRelaxExport) return "none";
-  return has_import_tree ? "import_tree" : "legacy";
-}
 
 StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectOptions& options) {
   SORUN_RETURN_IF_ERROR(CheckRegularFile(path, "model"));

@@ -10,8 +10,8 @@
 #include "runtime/registry_keys.h"
 #include "serialization/blob_extent.h"
 #include "serialization/module_blob.h"
+#include "tools/cli/blob_inspection.h"
 #include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
 
 namespace sorun {
 namespace cli {

@@ -1,4 +1,4 @@
-// The Relax sections of `sorun inspect` (docs/cli.md): a RelaxInspection (tools/cli/relax_inspector.h)
+// The Relax sections of `sorun inspect` (docs/cli.md): a RelaxInspection (tools/cli/inspect_report.h)
 // as text — executable, functions, main's inputs and outputs, constants with their alignment, called
 // functions, and the verdict — and as the "relax" object of `inspect --json`. Pure functions;
 // reentrant.
@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "tools/cli/inspect_report.h"
 #include "tools/cli/json_util.h"
-#include "tools/cli/relax_inspector.h"
 
 namespace sorun {
 namespace cli {

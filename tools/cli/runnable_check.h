@@ -13,8 +13,8 @@
 #define SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
 
 #include "base/status.h"
+#include "tools/cli/inspect_report.h"
 #include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
 
 namespace sorun {
 namespace cli {
