@@ -27,7 +27,7 @@
 #include "graph_executor/graph_executor.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/memory_plan.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "packer/tar_writer.h"
 #include "runtime/blob_loader.h"
 #include "runtime/c_runtime_api.h"

@@ -12,7 +12,7 @@
 #include "base/subprocess.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "packer/exporter.h"
 #include "packer/module_serializer.h"
 #include "runtime/tensor_io.h"

@@ -13,13 +13,13 @@
 #include <cstring>
 
 #include "api/model_loading.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
+#include "inspect/model_file.h"
+#include "inspect/model_inspector.h"
 #include "serialization/blob_extent.h"
 #include "serialization/loader.h"
 #include "serialization/module_blob.h"
 #include "tests/util/test_util.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
 #include "tools/cli/verify_command.h"
 #include "tools/npy.h"
 

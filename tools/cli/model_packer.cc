@@ -16,8 +16,9 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/shared_weights.h"
+#include "inspect/elf_reader.h"
+#include "inspect/model_file.h"
 #include "packer/elf_blob_injector.h"
-#include "packer/elf_reader.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
 #include "runtime/data_type.h"
@@ -28,7 +29,6 @@
 #include "tools/cli/device_payload_module.h"
 #include "tools/cli/embedded_headers.h"
 #include "tools/cli/fmap.h"
-#include "tools/cli/model_file.h"
 
 namespace sorun {
 namespace cli {

@@ -1,4 +1,4 @@
-// The Relax sections of `sorun inspect` (docs/cli.md): a RelaxInspection (tools/cli/inspect_report.h)
+// The Relax sections of `sorun inspect` (docs/cli.md): a RelaxInspection (inspect/inspect_report.h)
 // as text — executable, functions, main's inputs and outputs, constants with their alignment, called
 // functions, and the verdict — and as the "relax" object of `inspect --json`. Pure functions;
 // reentrant.
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "tools/cli/inspect_report.h"
+#include "inspect/inspect_report.h"
 #include "tools/cli/json_util.h"
 
 namespace sorun {

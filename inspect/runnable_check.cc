@@ -1,4 +1,4 @@
-#include "tools/cli/runnable_check.h"
+#include "inspect/runnable_check.h"
 
 #include <algorithm>
 #include <cstring>

@@ -7,13 +7,13 @@
 // relax::CheckRelaxExportSupported with the kernel predicate from the ELF's exported functions).
 // Called by InspectModelFile; tools/cli/relax_report.h renders the RelaxInspection for `sorun inspect`.
 // Pure functions of the file's bytes; reentrant.
-#ifndef SORUN_TOOLS_CLI_RELAX_INSPECTOR_H_
-#define SORUN_TOOLS_CLI_RELAX_INSPECTOR_H_
+#ifndef SORUN_INSPECT_RELAX_INSPECTOR_H_
+#define SORUN_INSPECT_RELAX_INSPECTOR_H_
 
 #include "base/status.h"
+#include "inspect/inspect_report.h"
+#include "inspect/model_file.h"
 #include "relax/library_blob.h"
-#include "tools/cli/inspect_report.h"
-#include "tools/cli/model_file.h"
 
 namespace sorun {
 namespace cli {
@@ -34,4 +34,4 @@ StatusOr<bool> InspectRelaxExport(const ModelFile& file, bool disassemble, Inspe
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_RELAX_INSPECTOR_H_
+#endif  // SORUN_INSPECT_RELAX_INSPECTOR_H_

@@ -1,5 +1,5 @@
 // `sorun verify` answers "is this safe to run?": every structural check of load and executor creation
-// runs on the file's bytes (tools/cli/runnable_check.h). Models whose graph names something that is not
+// runs on the file's bytes (inspect/runnable_check.h). Models whose graph names something that is not
 // a kernel of the library are refused by `verify` (the built binary) AND by Load + CreateExecutor, with
 // the node and the symbol named; a good model passes both.
 #include <gtest/gtest.h>
@@ -8,12 +8,12 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
+#include "inspect/model_file.h"
+#include "inspect/model_inspector.h"
+#include "inspect/runnable_check.h"
 #include "packer/exporter.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/tools/cli_test_util.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
-#include "tools/cli/runnable_check.h"
 
 namespace sorun {
 namespace {

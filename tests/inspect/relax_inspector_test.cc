@@ -1,4 +1,4 @@
-// `sorun inspect` on Relax VM exports (tools/cli/relax_inspector.h): the real TVM 0.27 exports of
+// `sorun inspect` on Relax VM exports (inspect/relax_inspector.h): the real TVM 0.27 exports of
 // testdata/relax (main's inputs with dims, kernels, constants and their alignment, runnable), through
 // InspectModelFile and through the built binary (text, --json, --disassemble); and real shared
 // libraries linked here around hand-built executables (both blob symbols: TVM 0.22+'s and TVM
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "inspect/model_inspector.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "tests/relax/relax_fixtures.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
-#include "tools/cli/model_inspector.h"
 
 namespace sorun {
 namespace {

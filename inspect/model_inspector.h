@@ -9,8 +9,8 @@
 //   const_loader / metadata                      constant names, shapes and symbols (FORMAT.md 7.4)
 //   metadata_module                              empty payload
 // A Relax VM export (IsRelaxExportFile: the __tvm_ffi_*library_bin symbols, or a __tvm_dev_mblob rooted
-// in a Relax executable) is read by InspectRelaxExport (tools/cli/relax_inspector.h) instead. The report's
-// types are in tools/cli/inspect_report.h; the parts both kinds share in tools/cli/blob_inspection.h.
+// in a Relax executable) is read by InspectRelaxExport (inspect/relax_inspector.h) instead. The report's
+// types are in inspect/inspect_report.h; the parts both kinds share in inspect/blob_inspection.h.
 // Any other type key is an error naming it (payloads are not length-delimited, so the walk cannot go
 // on); the message lists the modules read before it. The report then holds the module tree, the graph
 // (inputs, outputs, params, node counts), a memory plan (PlanMemory with one device per device type
@@ -20,13 +20,13 @@
 // kind, else cpu:0.
 //
 // Pure function of the file's bytes; reentrant.
-#ifndef SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_
-#define SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_
+#ifndef SORUN_INSPECT_MODEL_INSPECTOR_H_
+#define SORUN_INSPECT_MODEL_INSPECTOR_H_
 
 #include <string>
 
 #include "base/status.h"
-#include "tools/cli/inspect_report.h"
+#include "inspect/inspect_report.h"
 
 namespace sorun {
 namespace cli {
@@ -40,4 +40,4 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectO
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_MODEL_INSPECTOR_H_
+#endif  // SORUN_INSPECT_MODEL_INSPECTOR_H_

@@ -1,4 +1,4 @@
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 
 #include <gtest/gtest.h>
 

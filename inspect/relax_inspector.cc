@@ -1,17 +1,17 @@
-#include "tools/cli/relax_inspector.h"
+#include "inspect/relax_inspector.h"
 
 #include <optional>
 #include <utility>
 
 #include "base/file_checks.h"
 #include "format/binary_reader.h"
+#include "inspect/blob_inspection.h"
+#include "inspect/model_file.h"
 #include "relax/export_check.h"
 #include "relax/vm_executable.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_extent.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/blob_inspection.h"
-#include "tools/cli/model_file.h"
 
 namespace sorun {
 namespace cli {

@@ -1,4 +1,4 @@
-#include "tools/cli/blob_inspection.h"
+#include "inspect/blob_inspection.h"
 
 #include <utility>
 

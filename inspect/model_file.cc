@@ -1,4 +1,4 @@
-#include "tools/cli/model_file.h"
+#include "inspect/model_file.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tools/cli/inspect_report.h"
+#include "inspect/inspect_report.h"
 
 namespace sorun {
 namespace cli {

@@ -1,4 +1,4 @@
-// InspectModelFile (tools/cli/model_inspector.h) on libraries exported in-process and on blobs
+// InspectModelFile (inspect/model_inspector.h) on libraries exported in-process and on blobs
 // assembled by hand: the import-tree and legacy layouts, device modules, constants, unknown type keys,
 // tvm-ffi artifacts, integrity records and malformed ELF files. A few cases also go through the
 // built binary to check the command-level behaviour (exit codes, one error line).
@@ -13,6 +13,8 @@
 #include "format/elf_preflight.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
+#include "inspect/model_file.h"
+#include "inspect/model_inspector.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "runtime/data_type.h"
@@ -20,8 +22,6 @@
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 #include "tools/cli/device_payload_module.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
 #include "tools/cli/verify_command.h"
 
 namespace sorun {

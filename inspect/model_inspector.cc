@@ -1,4 +1,4 @@
-#include "tools/cli/model_inspector.h"
+#include "inspect/model_inspector.h"
 
 #include <algorithm>
 #include <map>
@@ -10,13 +10,13 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/shared_weights.h"
+#include "inspect/blob_inspection.h"
+#include "inspect/model_file.h"
+#include "inspect/relax_inspector.h"
 #include "runtime/data_type.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/blob_inspection.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/relax_inspector.h"
 
 namespace sorun {
 namespace cli {

@@ -9,12 +9,12 @@
 //     kernel a device module of the blob lists — the same rule the runtime applies to the dlopen'd
 //     library (runtime/module.h, "Kernels"; runtime/library_module.h).
 // Pure function of its arguments; thread-safe.
-#ifndef SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
-#define SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
+#ifndef SORUN_INSPECT_RUNNABLE_CHECK_H_
+#define SORUN_INSPECT_RUNNABLE_CHECK_H_
 
 #include "base/status.h"
-#include "tools/cli/inspect_report.h"
-#include "tools/cli/model_file.h"
+#include "inspect/inspect_report.h"
+#include "inspect/model_file.h"
 
 namespace sorun {
 namespace cli {
@@ -25,4 +25,4 @@ Status CheckRunnable(const ModelFile& file, const InspectReport& report);
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_RUNNABLE_CHECK_H_
+#endif  // SORUN_INSPECT_RUNNABLE_CHECK_H_

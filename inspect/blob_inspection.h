@@ -1,8 +1,8 @@
-// What the graph and the Relax inspectors (tools/cli/model_inspector.h, tools/cli/relax_inspector.h)
+// What the graph and the Relax inspectors (inspect/model_inspector.h, inspect/relax_inspector.h)
 // read the same way from a model file's blob: the kernels of a cuda / opencl module's payload and the
 // integrity record next to the blob. Pure functions of their arguments; reentrant.
-#ifndef SORUN_TOOLS_CLI_BLOB_INSPECTION_H_
-#define SORUN_TOOLS_CLI_BLOB_INSPECTION_H_
+#ifndef SORUN_INSPECT_BLOB_INSPECTION_H_
+#define SORUN_INSPECT_BLOB_INSPECTION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include "backends/device_module_payload.h"
 #include "base/status.h"
 #include "format/binary_reader.h"
-#include "tools/cli/inspect_report.h"
-#include "tools/cli/model_file.h"
+#include "inspect/inspect_report.h"
+#include "inspect/model_file.h"
 
 namespace sorun {
 namespace cli {
@@ -28,4 +28,4 @@ Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryRead
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_BLOB_INSPECTION_H_
+#endif  // SORUN_INSPECT_BLOB_INSPECTION_H_

@@ -7,8 +7,8 @@
 //
 // Ownership: a ModelFile owns the file mapping; every pointer and ElfImage it hands out points into it
 // and is valid while the ModelFile lives. Immutable after Open(); thread-safe to read.
-#ifndef SORUN_TOOLS_CLI_MODEL_FILE_H_
-#define SORUN_TOOLS_CLI_MODEL_FILE_H_
+#ifndef SORUN_INSPECT_MODEL_FILE_H_
+#define SORUN_INSPECT_MODEL_FILE_H_
 
 #include <cstdint>
 #include <memory>
@@ -17,7 +17,7 @@
 
 #include "base/file_util.h"
 #include "base/status.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 
 namespace sorun {
 namespace cli {
@@ -91,4 +91,4 @@ class ModelFile {
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_MODEL_FILE_H_
+#endif  // SORUN_INSPECT_MODEL_FILE_H_

@@ -1,10 +1,10 @@
 // InspectReport: what `sorun inspect` and `sorun verify` know about a model file after reading its
-// bytes (tools/cli/model_inspector.h fills it; tools/cli/relax_inspector.h fills the Relax part): the
+// bytes (inspect/model_inspector.h fills it; inspect/relax_inspector.h fills the Relax part): the
 // ELF facts, the module tree, the graph with its memory plan, the device modules' kernels, constant
 // modules, the integrity record, and for a Relax export its RelaxInspection. Plain values with no
 // pointers into the file: a report outlives the file it was read from. Thread-compatible.
-#ifndef SORUN_TOOLS_CLI_INSPECT_REPORT_H_
-#define SORUN_TOOLS_CLI_INSPECT_REPORT_H_
+#ifndef SORUN_INSPECT_INSPECT_REPORT_H_
+#define SORUN_INSPECT_INSPECT_REPORT_H_
 
 #include <dlpack/dlpack.h>
 
@@ -170,4 +170,4 @@ struct InspectReport {
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_INSPECT_REPORT_H_
+#endif  // SORUN_INSPECT_INSPECT_REPORT_H_

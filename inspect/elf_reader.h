@@ -18,8 +18,8 @@
 // into them. Parse()'s caller keeps the bytes alive (or passes an `owner` object that does, which is
 // kept by the image and all its copies); ReadFile() maps the file and owns the mapping.
 // Thread-safety: an ElfImage is immutable after Parse(); const methods may be called concurrently.
-#ifndef SORUN_PACKER_ELF_READER_H_
-#define SORUN_PACKER_ELF_READER_H_
+#ifndef SORUN_INSPECT_ELF_READER_H_
+#define SORUN_INSPECT_ELF_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -177,4 +177,4 @@ class ElfImage {
 
 }  // namespace sorun
 
-#endif  // SORUN_PACKER_ELF_READER_H_
+#endif  // SORUN_INSPECT_ELF_READER_H_
