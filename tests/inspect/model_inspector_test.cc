@@ -15,13 +15,13 @@
 #include "graph_executor/graph_builder.h"
 #include "inspect/model_file.h"
 #include "inspect/model_inspector.h"
+#include "packer/device_payload_module.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
-#include "tools/cli/device_payload_module.h"
 #include "tools/cli/verify_command.h"
 
 namespace sorun {

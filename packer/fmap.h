@@ -13,8 +13,8 @@
 // is 0: the legacy payload cannot carry others. Other keys are errors (they are typos). Every kernel is
 // validated with LaunchConfig::FromFunctionInfo (argument types a kernel can take, known launch tags,
 // tir.use_dyn_shared_memory last). Errors (InvalidArgument) name the file and the kernel. Pure; reentrant.
-#ifndef SORUN_TOOLS_CLI_FMAP_H_
-#define SORUN_TOOLS_CLI_FMAP_H_
+#ifndef SORUN_PACKER_FMAP_H_
+#define SORUN_PACKER_FMAP_H_
 
 #include <string>
 #include <string_view>
@@ -36,4 +36,4 @@ StatusOr<KernelMap> ReadFmapFile(const std::string& path);
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_FMAP_H_
+#endif  // SORUN_PACKER_FMAP_H_

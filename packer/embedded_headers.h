@@ -3,9 +3,9 @@
 // legacy C ABI as sorun declares it) and `dlpack/dlpack.h` (the DLPack 0.6 header sorun is built
 // with). WriteEmbeddedHeaders() writes them below a directory, which `sorun pack` passes to the
 // compiler with -I after the user's --include-dir directories (so a user's copy wins).
-// The contents are generated at build time (//tools:embedded_headers_cc). Thread-safe.
-#ifndef SORUN_TOOLS_CLI_EMBEDDED_HEADERS_H_
-#define SORUN_TOOLS_CLI_EMBEDDED_HEADERS_H_
+// The contents are generated at build time (//packer:embedded_headers_cc). Thread-safe.
+#ifndef SORUN_PACKER_EMBEDDED_HEADERS_H_
+#define SORUN_PACKER_EMBEDDED_HEADERS_H_
 
 #include <string>
 #include <vector>
@@ -33,4 +33,4 @@ Status WriteEmbeddedHeaders(const std::string& directory);
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_EMBEDDED_HEADERS_H_
+#endif  // SORUN_PACKER_EMBEDDED_HEADERS_H_

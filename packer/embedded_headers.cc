@@ -1,4 +1,4 @@
-#include "tools/cli/embedded_headers.h"
+#include "packer/embedded_headers.h"
 
 #include <cstring>
 #include <filesystem>

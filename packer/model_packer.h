@@ -22,8 +22,8 @@
 //    of the same shape and dtype.
 // After linking a .so, every kernel the graph calls must be exported by it.
 // Errors name the file and the cause. Thread-compatible (runs the system compiler).
-#ifndef SORUN_TOOLS_CLI_MODEL_PACKER_H_
-#define SORUN_TOOLS_CLI_MODEL_PACKER_H_
+#ifndef SORUN_PACKER_MODEL_PACKER_H_
+#define SORUN_PACKER_MODEL_PACKER_H_
 
 #include <cstdint>
 #include <string>
@@ -95,4 +95,4 @@ StatusOr<bool> IsRelaxExportFile(const std::string& path);
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_MODEL_PACKER_H_
+#endif  // SORUN_PACKER_MODEL_PACKER_H_

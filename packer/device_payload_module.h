@@ -9,8 +9,8 @@
 // non-blank source, "// Function:" pieces matching the kernels, launchable FunctionInfo and argument
 // types), with its error codes, so a pack fails where a load would. The node is binary-serializable
 // only (not runnable: it has no functions). Immutable; thread-safe.
-#ifndef SORUN_TOOLS_CLI_DEVICE_PAYLOAD_MODULE_H_
-#define SORUN_TOOLS_CLI_DEVICE_PAYLOAD_MODULE_H_
+#ifndef SORUN_PACKER_DEVICE_PAYLOAD_MODULE_H_
+#define SORUN_PACKER_DEVICE_PAYLOAD_MODULE_H_
 
 #include <string>
 
@@ -45,4 +45,4 @@ StatusOr<Module> MakeOpenclPayloadModule(DeviceModulePayload payload);
 }  // namespace cli
 }  // namespace sorun
 
-#endif  // SORUN_TOOLS_CLI_DEVICE_PAYLOAD_MODULE_H_
+#endif  // SORUN_PACKER_DEVICE_PAYLOAD_MODULE_H_

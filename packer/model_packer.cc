@@ -1,4 +1,4 @@
-#include "tools/cli/model_packer.h"
+#include "packer/model_packer.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +18,10 @@
 #include "graph_executor/shared_weights.h"
 #include "inspect/elf_reader.h"
 #include "inspect/model_file.h"
+#include "packer/device_payload_module.h"
 #include "packer/elf_blob_injector.h"
+#include "packer/embedded_headers.h"
+#include "packer/fmap.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
 #include "runtime/data_type.h"
@@ -26,9 +29,6 @@
 #include "runtime/tensor_io.h"
 #include "serialization/blob_checksum.h"
 #include "serialization/module_blob.h"
-#include "tools/cli/device_payload_module.h"
-#include "tools/cli/embedded_headers.h"
-#include "tools/cli/fmap.h"
 
 namespace sorun {
 namespace cli {

@@ -1,4 +1,4 @@
-#include "tools/cli/device_payload_module.h"
+#include "packer/device_payload_module.h"
 
 #include "backends/opencl/opencl_module.h"
 #include "runtime/registry_keys.h"

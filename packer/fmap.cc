@@ -1,4 +1,4 @@
-#include "tools/cli/fmap.h"
+#include "packer/fmap.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
