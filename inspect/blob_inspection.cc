@@ -7,7 +7,6 @@
 #include "serialization/blob_checksum.h"
 
 namespace sorun {
-namespace cli {
 
 void InspectChecksum(const ModelFile& file, const uint8_t* blob, uint64_t blob_bytes, ChecksumInfo* out) {
   const ElfSymbolData* record = file.checksum();
@@ -41,5 +40,4 @@ Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryRead
   return Status::Ok();
 }
 
-}  // namespace cli
 }  // namespace sorun

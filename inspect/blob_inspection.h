@@ -15,7 +15,6 @@
 #include "inspect/model_file.h"
 
 namespace sorun {
-namespace cli {
 
 // The integrity record of `file` (if any) checked against the `blob_bytes` blob bytes at `blob` (the
 // length prefix on). Shared by graph and Relax reports.
@@ -25,7 +24,6 @@ void InspectChecksum(const ModelFile& file, const uint8_t* blob, uint64_t blob_b
 Status InspectDeviceModule(size_t index, const std::string& type_key, BinaryReader& reader, PayloadGrammar grammar,
                            InspectedDeviceModule* out);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_BLOB_INSPECTION_H_

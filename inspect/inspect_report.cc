@@ -1,7 +1,6 @@
 #include "inspect/inspect_report.h"
 
 namespace sorun {
-namespace cli {
 
 const char* ArtifactKindName(ArtifactKind kind) {
   switch (kind) {
@@ -18,5 +17,4 @@ std::string InspectReport::format() const {
   return has_import_tree ? "import_tree" : "legacy";
 }
 
-}  // namespace cli
 }  // namespace sorun

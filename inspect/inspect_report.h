@@ -19,7 +19,6 @@
 #include "runtime/data_type.h"
 
 namespace sorun {
-namespace cli {
 
 enum class ArtifactKind {
   kPackedModel,    // has __tvm_dev_mblob
@@ -167,7 +166,6 @@ struct InspectReport {
   std::string format() const;
 };
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_INSPECT_REPORT_H_

@@ -11,7 +11,6 @@
 #include "serialization/module_blob.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 bool IsExportedFunction(const ElfSymbol& s) {
@@ -199,5 +198,4 @@ Status ModelFile::FindObjectBlob(const ModelFileMember& m) {
   return Status::Ok();
 }
 
-}  // namespace cli
 }  // namespace sorun

@@ -20,7 +20,6 @@
 #include "inspect/elf_reader.h"
 
 namespace sorun {
-namespace cli {
 
 // One ELF image of the file: the library itself, or an object file of a .tar archive.
 struct ModelFileMember {
@@ -88,7 +87,6 @@ class ModelFile {
   std::vector<std::string> host_functions_;
 };
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_MODEL_FILE_H_

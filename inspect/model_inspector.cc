@@ -19,7 +19,6 @@
 #include "serialization/module_blob.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 std::string ElfTypeName(uint16_t type) {
@@ -263,5 +262,4 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectO
   return report;
 }
 
-}  // namespace cli
 }  // namespace sorun

@@ -29,7 +29,6 @@
 #include "inspect/inspect_report.h"
 
 namespace sorun {
-namespace cli {
 
 struct InspectOptions {
   bool disassemble = false;  // Relax exports: fill relax->disassembly
@@ -37,7 +36,6 @@ struct InspectOptions {
 
 StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectOptions& options = {});
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_MODEL_INSPECTOR_H_

@@ -14,7 +14,6 @@
 #include "serialization/module_blob.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 using relax::BlobGeneration;
@@ -237,5 +236,4 @@ StatusOr<bool> InspectRelaxExport(const ModelFile& file, bool disassemble, Inspe
   return true;
 }
 
-}  // namespace cli
 }  // namespace sorun

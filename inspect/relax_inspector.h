@@ -16,7 +16,6 @@
 #include "relax/library_blob.h"
 
 namespace sorun {
-namespace cli {
 
 // The TVM versions writing `generation`'s container: "TVM 0.16 - 0.20", "TVM 0.21", "TVM 0.22+".
 const char* RelaxGenerationVersions(relax::BlobGeneration generation);
@@ -31,7 +30,6 @@ bool IsRelaxExportFile(const ModelFile& file);
 // symbol and byte offset for malformed bytes.
 StatusOr<bool> InspectRelaxExport(const ModelFile& file, bool disassemble, InspectReport* report);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_RELAX_INSPECTOR_H_

@@ -6,7 +6,6 @@
 #include "runtime/registry_keys.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 // The entry `__tvm_main__` names when it is LLVM's string form (a data object holding the entry
@@ -107,5 +106,4 @@ Status CheckRunnable(const ModelFile& file, const InspectReport& report) {
   return Status::Ok();
 }
 
-}  // namespace cli
 }  // namespace sorun

@@ -17,12 +17,10 @@
 #include "inspect/model_file.h"
 
 namespace sorun {
-namespace cli {
 
 // OK, or FailedPrecondition / DataLoss naming the file, the module or node, and the symbol.
 Status CheckRunnable(const ModelFile& file, const InspectReport& report);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_INSPECT_RUNNABLE_CHECK_H_

@@ -4,7 +4,6 @@
 #include "runtime/registry_keys.h"
 
 namespace sorun {
-namespace cli {
 
 Status DevicePayloadModuleNode::SaveToBinary(BinaryWriter* writer) const {
   WriteDeviceModulePayload(payload_, writer);
@@ -25,5 +24,4 @@ StatusOr<Module> MakeOpenclPayloadModule(DeviceModulePayload payload) {
   return Module(ObjectPtr<ModuleNode>(MakeObject<DevicePayloadModuleNode>(keys::kTypeKeyOpenCL, std::move(payload))));
 }
 
-}  // namespace cli
 }  // namespace sorun

@@ -19,7 +19,6 @@
 #include "runtime/module.h"
 
 namespace sorun {
-namespace cli {
 
 class DevicePayloadModuleNode final : public ModuleNode {
  public:
@@ -42,7 +41,6 @@ class DevicePayloadModuleNode final : public ModuleNode {
 // without kernels is refused too (InvalidArgument).
 StatusOr<Module> MakeOpenclPayloadModule(DeviceModulePayload payload);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_PACKER_DEVICE_PAYLOAD_MODULE_H_

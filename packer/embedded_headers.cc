@@ -6,7 +6,6 @@
 #include "base/file_util.h"
 
 namespace sorun {
-namespace cli {
 
 const std::vector<EmbeddedHeader>& EmbeddedHeaders() {
   static const std::vector<EmbeddedHeader> headers = {
@@ -27,5 +26,4 @@ Status WriteEmbeddedHeaders(const std::string& directory) {
   return Status::Ok();
 }
 
-}  // namespace cli
 }  // namespace sorun

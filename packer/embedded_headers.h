@@ -18,8 +18,6 @@ namespace sorun {
 extern const char kEmbeddedCRuntimeApiH[];
 extern const char kEmbeddedDlpackH[];
 
-namespace cli {
-
 struct EmbeddedHeader {
   const char* relative_path;  // "runtime/c_runtime_api.h"
   const char* contents;
@@ -30,7 +28,6 @@ const std::vector<EmbeddedHeader>& EmbeddedHeaders();
 // Writes every embedded header below `directory` (creating subdirectories).
 Status WriteEmbeddedHeaders(const std::string& directory);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_PACKER_EMBEDDED_HEADERS_H_

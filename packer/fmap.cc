@@ -9,7 +9,6 @@
 #include "runtime/data_type.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 using rapidjson::Value;
@@ -91,7 +90,7 @@ StatusOr<KernelMap> ParseFmapJson(std::string_view json, const std::string& sour
                            ": invalid JSON: " + rapidjson::GetParseError_En(doc.GetParseError()));
   }
   if (!doc.IsObject()) return InvalidArgument(source_name + ": expected a JSON object with \"func_info\"");
-  const Value* func_info = nullptr;
+  const rapidjson::Value* func_info = nullptr;
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     std::string key(it->name.GetString(), it->name.GetStringLength());
     if (key == "func_info") {
@@ -125,5 +124,4 @@ StatusOr<KernelMap> ReadFmapFile(const std::string& path) {
   return ParseFmapJson(text, path);
 }
 
-}  // namespace cli
 }  // namespace sorun

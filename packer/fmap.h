@@ -25,7 +25,6 @@
 #include "base/status.h"
 
 namespace sorun {
-namespace cli {
 
 using KernelMap = std::vector<std::pair<std::string, FunctionInfo>>;
 
@@ -33,7 +32,6 @@ using KernelMap = std::vector<std::pair<std::string, FunctionInfo>>;
 StatusOr<KernelMap> ParseFmapJson(std::string_view json, const std::string& source_name);
 StatusOr<KernelMap> ReadFmapFile(const std::string& path);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_PACKER_FMAP_H_

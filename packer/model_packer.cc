@@ -31,7 +31,6 @@
 #include "serialization/module_blob.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -399,5 +398,4 @@ StatusOr<PackResult> PackModel(const PackRequest& request) {
   return result;
 }
 
-}  // namespace cli
 }  // namespace sorun

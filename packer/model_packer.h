@@ -34,7 +34,6 @@
 #include "packer/relax_pack.h"
 
 namespace sorun {
-namespace cli {
 
 struct DeviceCodeFile {
   std::string type_key;   // "cuda" or "opencl"
@@ -92,7 +91,6 @@ StatusOr<relax::RelaxPackReport> PackRelaxExport(const std::string& input_so, co
 // True when `path` is a Relax VM export (IsRelaxExport with the device payload codec).
 StatusOr<bool> IsRelaxExportFile(const std::string& path);
 
-}  // namespace cli
 }  // namespace sorun
 
 #endif  // SORUN_PACKER_MODEL_PACKER_H_

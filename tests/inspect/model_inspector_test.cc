@@ -27,10 +27,6 @@
 namespace sorun {
 namespace {
 
-using cli::ArtifactKind;
-using cli::InspectModelFile;
-using cli::InspectReport;
-
 HostCode NnKernels() {
   HostCode code;
   code.files = {testing::NnKernelsSource()};
@@ -92,7 +88,7 @@ class ModelInspectorTest : public ::testing::Test {
 TEST_F(ModelInspectorTest, FactoryLibraryAndDeviceModules) {
   Graph g = MakeGraph(/*heterogeneous=*/true);
   Module host = MakeHostCodeModule(NnKernels());
-  auto cl = cli::MakeOpenclPayloadModule(OpenclPayload());
+  auto cl = MakeOpenclPayloadModule(OpenclPayload());
   ASSERT_TRUE(cl.ok()) << cl.status().ToString();
   DeviceModulePayload cuda_payload;
   cuda_payload.fmt = "ptx";
@@ -119,7 +115,7 @@ TEST_F(ModelInspectorTest, FactoryLibraryAndDeviceModules) {
   EXPECT_EQ(r.modules[1].children, (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(r.modules[1].payload_bytes, 0u);
   ASSERT_TRUE(r.graph.has_value());
-  const cli::InspectedGraph& graph = *r.graph;
+  const InspectedGraph& graph = *r.graph;
   EXPECT_EQ(graph.module_name, "net");
   EXPECT_EQ(graph.num_nodes, 5u);
   EXPECT_EQ(graph.num_op_nodes, 3u);
@@ -143,8 +139,8 @@ TEST_F(ModelInspectorTest, FactoryLibraryAndDeviceModules) {
   EXPECT_EQ(graph.memory[1].activation_bytes, 32u);  // relu (flat aliases it)
   // Blob order: the serializer's DFS visits imports in reverse order (cuda before opencl), as TVM's.
   ASSERT_EQ(r.device_modules.size(), 2u);
-  const cli::InspectedDeviceModule& cuda_module = r.device_modules[0];
-  const cli::InspectedDeviceModule& cl_module = r.device_modules[1];
+  const InspectedDeviceModule& cuda_module = r.device_modules[0];
+  const InspectedDeviceModule& cl_module = r.device_modules[1];
   EXPECT_EQ(cuda_module.type_key, "cuda");
   EXPECT_EQ(cuda_module.module_index, 2u);
   EXPECT_EQ(cuda_module.fmt, "ptx");
@@ -290,7 +286,7 @@ TEST_F(ModelInspectorTest, ChecksumMismatchIsReportedNotFatal) {
   ASSERT_TRUE(ExportLibrary(*factory, Path("m.so")).ok());
   std::string bytes = testing::ReadFileOrDie(Path("m.so"));
   // Flip a byte of the int32 constant (zeros) in the params: the structure stays valid.
-  auto file = cli::ModelFile::Open(Path("m.so"));
+  auto file = ModelFile::Open(Path("m.so"));
   ASSERT_TRUE(file.ok());
   auto clean = InspectModelFile(Path("m.so"));
   ASSERT_TRUE(clean.ok());

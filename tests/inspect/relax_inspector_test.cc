@@ -19,8 +19,6 @@
 namespace sorun {
 namespace {
 
-using cli::ArtifactKind;
-using cli::InspectModelFile;
 using relax::testing::FixtureExecutable;
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -51,7 +49,7 @@ TEST(RelaxInspectTest, RealMlpReport) {
   EXPECT_EQ(r->modules[0].children, (std::vector<uint64_t>{1}));
   EXPECT_EQ(r->modules[1].type_key, "_lib");
   ASSERT_TRUE(r->relax.has_value());
-  const cli::RelaxInspection& x = *r->relax;
+  const RelaxInspection& x = *r->relax;
   EXPECT_EQ(x.symbol, "__tvm_ffi__library_bin");
   EXPECT_EQ(x.tvm_versions, "TVM 0.22+");
   EXPECT_TRUE(x.magic_v2);

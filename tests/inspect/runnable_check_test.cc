@@ -40,9 +40,9 @@ std::string ModelCalling(const std::string& kernel, const std::string& name) {
 }
 
 Status CheckFile(const std::string& path) {
-  SORUN_ASSIGN_OR_RETURN(cli::ModelFile file, cli::ModelFile::Open(path));
-  SORUN_ASSIGN_OR_RETURN(cli::InspectReport report, cli::InspectModelFile(path));
-  return cli::CheckRunnable(file, report);
+  SORUN_ASSIGN_OR_RETURN(ModelFile file, ModelFile::Open(path));
+  SORUN_ASSIGN_OR_RETURN(InspectReport report, InspectModelFile(path));
+  return CheckRunnable(file, report);
 }
 
 TEST(RunnableCheckTest, GoodModelPassesVerify) {

@@ -10,7 +10,6 @@
 #include "runtime/data_type.h"
 
 namespace sorun {
-namespace cli {
 namespace {
 
 TEST(FmapTest, TvmMetaJsonLayout) {
@@ -61,5 +60,4 @@ TEST(FmapTest, ErrorsNameTheFileAndKernel) {
 }
 
 }  // namespace
-}  // namespace cli
 }  // namespace sorun
