@@ -18,10 +18,6 @@
 namespace sorun {
 namespace {
 
-using ::sorun::testing::Contains;
-using ::sorun::testing::MakeTempDir;
-using ::sorun::testing::ReadFileOrDie;
-
 using namespace ::sorun::tar_test;  // NOLINT: the tar test vocabulary
 
 TEST(TarWriterTest, HeaderFieldsAreUstarAndReproducible) {
@@ -92,7 +88,7 @@ TEST(TarWriterTest, WriterRejectsBadNamesModesAndDuplicates) {
 
 TEST(TarWriterTest, SystemTarListsAndExtractsOurArchives) {
   if (!HaveTar()) GTEST_SKIP() << "no tar tool on PATH";
-  const std::string dir = MakeTempDir("tar");
+  const std::string dir = testing::MakeTempDir("tar");
   TarWriter w;
   for (const auto& f : SampleFiles()) ASSERT_TRUE(w.AddFile(f.first, f.second).ok());
   ASSERT_TRUE(w.WriteToFile(dir + "/ours.tar").ok());
@@ -105,13 +101,13 @@ TEST(TarWriterTest, SystemTarListsAndExtractsOurArchives) {
   // Verbose listing shows the reproducible metadata.
   std::string verbose = RunOutput("tar --numeric-owner -tvf '" + dir + "/ours.tar' 2>&1", &rc);
   ASSERT_EQ(rc, 0) << verbose;
-  EXPECT_TRUE(Contains(verbose, "-rw-r--r-- 0/0")) << verbose;
-  EXPECT_TRUE(Contains(verbose, "1970-01-01")) << verbose;
+  EXPECT_TRUE(testing::Contains(verbose, "-rw-r--r-- 0/0")) << verbose;
+  EXPECT_TRUE(testing::Contains(verbose, "1970-01-01")) << verbose;
   const std::string out = dir + "/out";
   ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
   std::string log = RunOutput("tar -xf '" + dir + "/ours.tar' -C '" + out + "' 2>&1", &rc);
   ASSERT_EQ(rc, 0) << log;
-  for (const auto& f : SampleFiles()) EXPECT_EQ(ReadFileOrDie(out + "/" + f.first), f.second) << f.first;
+  for (const auto& f : SampleFiles()) EXPECT_EQ(testing::ReadFileOrDie(out + "/" + f.first), f.second) << f.first;
 }
 
 }  // namespace
