@@ -2,8 +2,9 @@
 // whose ELF objects are read from the archive in memory. It finds the module blob
 // (`__tvm_dev_mblob`, its 8-byte length prefix checked), sorun's integrity record
 // (`__sorun_blob_checksum`), tvm-ffi era symbols (`__tvm_ffi_*library_bin`, TVM v0.21+) and the exported
-// host functions. Used by `sorun inspect` and `sorun verify`: nothing here dlopen()s or executes the
-// file, so inspecting an untrusted library runs none of its code.
+// host functions. Used by `sorun inspect` and `sorun verify`, and by `sorun pack` (packer/model_packer.h)
+// for its inputs and output: nothing here dlopen()s or executes the file, so inspecting an untrusted
+// library runs none of its code.
 //
 // Ownership: a ModelFile owns the file mapping; every pointer and ElfImage it hands out points into it
 // and is valid while the ModelFile lives. Immutable after Open(); thread-safe to read.
