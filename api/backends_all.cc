@@ -2,7 +2,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/opencl/opencl_backend.h"
 #include "base/status.h"
-#include "packer/tar_loader.h"
+#include "serialization/tar_loader.h"
 
 namespace sorun {
 

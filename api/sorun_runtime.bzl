@@ -10,7 +10,7 @@ _BACKENDS = {
     "all": ("backends_all.cc", [
         "//backends/cuda",
         "//backends/opencl",
-        "//packer:tar_loader",
+        "//serialization:tar_loader",
     ]),
     # The CPU backend only (part of the runtime core): the embedded footprint.
     "cpu": ("backends_cpu.cc", []),

@@ -7,7 +7,7 @@
 // symbol and hash tables inside a loaded segment. Pure function of the file; thread-safe.
 //
 // ReadElfDynamicFacts is the one reader of the program headers and the dynamic section: the
-// preflight uses it, and so does packer/elf_reader (ElfImage) to find the dynamic symbol table
+// preflight uses it, and so does inspect/elf_reader (ElfImage) to find the dynamic symbol table
 // of a library whose section headers were stripped, exactly as the dynamic loader finds it.
 #ifndef SORUN_FORMAT_ELF_PREFLIGHT_H_
 #define SORUN_FORMAT_ELF_PREFLIGHT_H_

@@ -7,6 +7,7 @@
 #include "graph_executor/graph_executable.h"
 #include "graph_executor/graph_executor_module.h"
 #include "runtime/blob_loader.h"
+#include "runtime/contrib/sort.h"
 #include "runtime/data_type.h"
 #include "runtime/function_registry.h"
 #include "runtime/registry_keys.h"
@@ -77,6 +78,7 @@ Status RegisterOnce() {
 }  // namespace
 
 Status RegisterGraphExecutor() {
+  SORUN_RETURN_IF_ERROR(RegisterGlobalSortFunctions());
   static std::mutex mutex;
   static bool done = false;
   std::lock_guard<std::mutex> lock(mutex);

@@ -20,8 +20,8 @@
 #include "base/status.h"
 #include "format/elf_preflight.h"
 #include "format/elf_struct.h"
+#include "inspect/elf_reader.h"
 #include "packer/elf_blob_injector.h"
-#include "packer/elf_reader.h"
 
 namespace sorun {
 namespace blob_injection {

@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "base/file_util.h"
+#include "base/subprocess.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"
-#include "packer/subprocess.h"
-#include "packer/tar_archive.h"
+#include "packer/tar_writer.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 

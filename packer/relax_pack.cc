@@ -6,8 +6,8 @@
 #include "base/file_util.h"
 #include "format/binary_reader.h"
 #include "format/binary_writer.h"
+#include "inspect/elf_reader.h"
 #include "packer/elf_blob_injector.h"
-#include "packer/elf_reader.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 

@@ -1,7 +1,7 @@
 // The one answer to "can sorun run this Relax export" (issue 17 item 7), given what was read before any
 // dlopen: the parsed container (relax/library_blob.h), the parsed and validated executable
 // (relax/vm_executable.h) and two facts about the kernel library taken from its ELF symbols. Used by
-// `sorun inspect` (tools/cli/relax_inspector.h) and by the loader at load, so both refuse the same
+// `sorun inspect` (inspect/relax_inspector.h) and by the loader at load, so both refuse the same
 // exports with the same lines. Refused, one line each, naming where:
 //   - a root module that is not a Relax executable;
 //   - a system-lib build (kernels registered by constructors, not exported);

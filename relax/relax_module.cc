@@ -7,6 +7,7 @@
 #include "executor/executor_registry.h"
 #include "relax/export_check.h"
 #include "runtime/blob_loader.h"
+#include "runtime/contrib/sort.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
@@ -139,6 +140,7 @@ StatusOr<ObjectPtr<Executable>> VmExecutableOfRoot(const Module& root, const std
 }  // namespace
 
 Status RegisterRelaxVm() {
+  SORUN_RETURN_IF_ERROR(RegisterGlobalSortFunctions());
   static std::once_flag once;
   static Status status;
   std::call_once(once, [] {

@@ -5,7 +5,6 @@
 
 #include "runtime/device_api.h"
 #include "runtime/registry_keys.h"
-#include "runtime/sort_functions.h"
 
 namespace sorun {
 
@@ -54,7 +53,6 @@ std::vector<std::string> FunctionRegistry::ListNames(std::string_view prefix) co
 
 Status RegisterCoreFunctions(FunctionRegistry& registry) {
   if (registry.Get(keys::kSetDevice).defined()) return Status::Ok();
-  SORUN_RETURN_IF_ERROR(RegisterSortFunctions(registry));
   return registry.Register(keys::kSetDevice,
                            PackedFunc::FromBody(keys::kSetDevice, [](PackedArgs args, Value* ret) -> Status {
                              SORUN_RETURN_IF_ERROR(args.ExpectCount(2, keys::kSetDevice));

@@ -39,8 +39,8 @@ class FunctionRegistry {
   std::unordered_map<std::string, PackedFunc> functions_;
 };
 
-// Registers the core built-ins ("__tvm_set_device", TVM's sort helpers: runtime/sort_functions.h) into
-// `registry`. Idempotent.
+// Registers the core built-ins ("__tvm_set_device") into `registry`. Idempotent. (TVM's sort helpers,
+// runtime/contrib/sort.h, are registered by the executors' registrations.)
 Status RegisterCoreFunctions(FunctionRegistry& registry);
 
 }  // namespace sorun

@@ -12,7 +12,7 @@ namespace keys {
 // (int device_type, int device_id): makes a device current; called by host code before GPU work.
 inline constexpr char kSetDevice[] = "__tvm_set_device";
 // TVM's CPU sorting helpers, called by kernels (topi's extern calls for sort / argsort / topk on CPU
-// targets; runtime/sort_functions.h): (DLTensor* data, DLTensor* out, int axis, bool is_ascend), ...
+// targets; runtime/contrib/sort.h): (DLTensor* data, DLTensor* out, int axis, bool is_ascend), ...
 inline constexpr char kContribSort[] = "tvm.contrib.sort.sort";
 inline constexpr char kContribArgsort[] = "tvm.contrib.sort.argsort";
 // (data, DLTensor* int32 valid counts, DLTensor* int32 out, int axis, bool is_ascend)

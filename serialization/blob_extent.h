@@ -1,6 +1,6 @@
 // Where a symbol's bytes are in a loaded (or loadable) ELF library and how many of them may be read:
 // the one rule shared by the loader (serialization/loader.cc, with the program headers of the
-// dlopen'ed library from its link map) and the inspector (tools/cli/model_file.cc, with the program
+// dlopen'ed library from its link map) and the inspector (inspect/model_file.cc, with the program
 // headers of the file from ElfImage), so both accept and reject exactly the same files with the same
 // message. The rule:
 //   - the symbol's address (st_value, relative to the load base) starts inside the file-backed part

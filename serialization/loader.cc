@@ -192,7 +192,7 @@ StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options)
     if (ext == ".tar") {
       return Unimplemented(path +
                            ": loading .tar archives needs a compiler at load time and is not linked into "
-                           "this build (link //packer:tar_loader and call RegisterTarLoader(), as "
+                           "this build (link //serialization:tar_loader and call RegisterTarLoader(), as "
                            "//api:sorun does)");
     }
     // Unknown extension: try it as a shared library.

@@ -8,7 +8,7 @@
 //     - a blob without _import_tree (pre-v0.7 exporters): the kernel library is the root and imports
 //       every loaded module in blob order.
 //   other extensions: the loader registered as runtime.module.loadfile_<ext> (TVM's convention);
-//     .tar support (packer/tar_loader.h) links the archived objects with the system compiler
+//     .tar support (serialization/tar_loader.h) links the archived objects with the system compiler
 //     and loads the result as above (with the same checksum choice: the resolved
 //     LoadOptions::verify_checksum is passed to the loader as its second argument).
 // __tvm_module_ctx of the library points at the kernel-library module. The blob is parsed in place

@@ -21,7 +21,7 @@
 #include "backends/cuda/cuda_devices.h"
 #include "backends/device_module_payload.h"
 #include "format/binary_reader.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "relax/library_blob.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor.h"

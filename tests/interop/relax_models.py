@@ -153,7 +153,7 @@ def tir_par_module():
 def sort_topk_module():
     """x[6,16] -> sort (ascending, last axis), argsort (descending, int64), topk (k 4, axis 0, both, largest,
     int32 indices): TVM lowers them on CPU to extern calls of tvm.contrib.sort.* inside the kernels, which
-    the runtime serves (runtime/sort_functions.h). Fed with small integers, so ties test the orderings."""
+    the runtime serves (runtime/contrib/sort.h). Fed with small integers, so ties test the orderings."""
     bb = relax.BlockBuilder()
     x = relax.Var("x", R.Tensor((6, 16), "float32"))
     with bb.function("main", [x]):

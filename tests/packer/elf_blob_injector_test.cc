@@ -26,7 +26,7 @@
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
 #include "graph_executor/register.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "packer/exporter.h"
 #include "packer/host_code_module.h"
 #include "packer/module_serializer.h"

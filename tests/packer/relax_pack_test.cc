@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "inspect/elf_reader.h"
 #include "packer/elf_blob_injector.h"
-#include "packer/elf_reader.h"
 #include "packer/relax_realign.h"
 #include "relax/vm_disassembler.h"
 #include "runtime/registry_keys.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "format/binary_writer.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "relax/library_blob.h"
 #include "tests/relax/relax_fixtures.h"
 #include "tests/util/status_matchers.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "format/binary_writer.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 
 namespace sorun {
 namespace relax {

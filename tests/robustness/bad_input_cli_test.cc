@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "base/env_vars.h"
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
 #include "runtime/packed_func.h"
 #include "runtime/thread_pool.h"
-#include "tests/packer/tar_test_util.h"
+#include "tests/format/tar_test_util.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"
 

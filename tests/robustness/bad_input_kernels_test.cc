@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/subprocess.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
-#include "packer/subprocess.h"
 #include "runtime/tensor_io.h"
 #include "tests/robustness/catalogue.h"
 #include "tests/util/test_util.h"

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <set>
 
+#include "base/subprocess.h"
 #include "format/binary_writer.h"
 #include "graph_executor/graph_builder.h"
 #include "packer/exporter.h"
 #include "packer/module_serializer.h"
-#include "packer/subprocess.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {

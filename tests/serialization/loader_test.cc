@@ -14,14 +14,14 @@
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_executable.h"
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
+#include "inspect/model_file.h"
+#include "inspect/model_inspector.h"
 #include "runtime/data_type.h"
 #include "serialization/blob_extent.h"
 #include "serialization/loader.h"
 #include "serialization/module_blob.h"
 #include "tests/util/test_util.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
 #include "tools/cli/verify_command.h"
 #include "tools/npy.h"
 
@@ -70,14 +70,14 @@ class LoaderBoundsTest : public ::testing::Test {
     auto loaded = Load(path, verify);
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.status().code(), StatusCode::kDataLoss) << loaded.status().ToString();
-    auto inspected = cli::ModelFile::Open(path);
+    auto inspected = ModelFile::Open(path);
     ASSERT_FALSE(inspected.ok());
     EXPECT_EQ(inspected.status().code(), StatusCode::kDataLoss) << inspected.status().ToString();
     EXPECT_EQ(loaded.status().message(), inspected.status().message());
     for (const std::string& e : expected) {
       EXPECT_NE(loaded.status().message().find(e), std::string::npos) << e << " in " << loaded.status().message();
     }
-    auto report = cli::InspectModelFile(path);
+    auto report = InspectModelFile(path);
     EXPECT_FALSE(report.ok());
   }
   const LoadSegment& WritableSegment() const {
@@ -100,7 +100,7 @@ TEST_F(LoaderBoundsTest, TheUnpatchedCopyLoadsAndInspects) {
   LoadOptions verify;
   verify.verify_checksum = true;
   EXPECT_TRUE(Load(path, verify).ok());
-  auto file = cli::ModelFile::Open(path);
+  auto file = ModelFile::Open(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   ASSERT_NE(file->blob(), nullptr);
   EXPECT_EQ(file->blob()->file_offset, blob_file_offset_);
@@ -140,7 +140,7 @@ TEST_F(LoaderBoundsTest, NoSizeIsBoundedByTheSegmentAndStillLoads) {
   std::string path = Write("nosize.so", bytes_);
   auto model = Load(path);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  auto file = cli::ModelFile::Open(path);
+  auto file = ModelFile::Open(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_GT(file->blob()->size, 8 + file->payload_size() - 1);
 }
@@ -202,9 +202,9 @@ TEST_F(LoaderBoundsTest, SectionStrippedModelIsInspectedLoadedAndRun) {
   ASSERT_TRUE(blob.ok()) << blob.status().ToString();
   EXPECT_EQ(blob->table, "DT_SYMTAB");
   EXPECT_EQ(blob->file_offset, blob_file_offset_);
-  auto report = cli::InspectModelFile(path);
+  auto report = InspectModelFile(path);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->kind, cli::ArtifactKind::kPackedModel);
+  EXPECT_EQ(report->kind, ArtifactKind::kPackedModel);
   EXPECT_TRUE(report->checksum.present);
   EXPECT_TRUE(report->checksum.valid) << report->checksum.error;
   EXPECT_GE(report->host_functions.size(), 3u);
@@ -350,7 +350,7 @@ TEST(ChecksumOptionTest, ExplicitChoiceWinsOverTheEnvironment) {
 TEST(ChecksumOptionTest, TarModelsAreVerifiedToo) {
   ASSERT_TRUE(Initialize().ok());
   const std::string tar = Zoo("cnn_tar.tar");
-  auto file = cli::ModelFile::Open(tar);
+  auto file = ModelFile::Open(tar);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   ASSERT_NE(file->checksum(), nullptr) << "the packer writes the record into the archive's devc.o";
   // Flip one byte in the middle of the payload (the cnn's weights) inside an uncompressed archive.

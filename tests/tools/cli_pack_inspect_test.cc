@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "packer/tar_archive.h"
+#include "format/tar_archive.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"
 

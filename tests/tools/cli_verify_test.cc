@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "packer/elf_reader.h"
+#include "inspect/elf_reader.h"
 #include "runtime/registry_keys.h"
 #include "tests/tools/cli_test_util.h"
 #include "tests/util/test_util.h"

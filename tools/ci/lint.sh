@@ -16,7 +16,7 @@ rc=$?
 report format $rc
 
 mapfile -t core < <(git ls-files 'api/*.cc' 'base/*.cc' 'format/*.cc' 'runtime/*.cc' 'backends/*.cc' 'backends/**/*.cc' \
-  'serialization/*.cc' 'graph_executor/*.cc' 'packer/*.cc' 'relax/*.cc' 'executor/*.cc')
+  'serialization/*.cc' 'executor/*.cc' 'graph_executor/*.cc' 'relax/*.cc' 'inspect/*.cc' 'packer/*.cc')
 out=$(printf '%s\n' "${core[@]}" |
   xargs -P2 -n4 sh -c 'clang-tidy --quiet "$@" -- -std=c++17 -I. -x c++ -DSORUN_VERSION_STRING=\"lint\" 2>&1' _)
 echo "$out" | grep -E '(warning|error):' | head -40

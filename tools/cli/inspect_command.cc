@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "base/file_checks.h"
 #include "graph_executor/memory_plan.h"
 #include "runtime/data_type.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
 #include "tools/cli/memory_plan_json.h"
+#include "tools/cli/relax_report.h"
 #include "tools/cli/text_table.h"
 
 namespace sorun {

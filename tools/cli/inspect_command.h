@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "inspect/model_inspector.h"
 #include "tools/cli/command.h"
-#include "tools/cli/model_inspector.h"
 
 namespace sorun {
 namespace cli {

@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
+#include "base/file_checks.h"
 #include "base/half.h"
+#include "inspect/model_file.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/environment.h"
-#include "tools/cli/command.h"
-#include "tools/cli/model_file.h"
 #include "tools/npy.h"
 
 namespace sorun {

@@ -4,10 +4,10 @@
 
 #include "base/xxhash64.h"
 #include "graph_executor/memory_plan.h"
+#include "packer/model_packer.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
-#include "tools/cli/model_packer.h"
 #include "tools/cli/text_table.h"
 
 namespace sorun {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/file_checks.h"
 #include "runtime/data_type.h"
 #include "tools/cli/command.h"
 #include "tools/cli/flags.h"

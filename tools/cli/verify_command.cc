@@ -1,12 +1,13 @@
 #include "tools/cli/verify_command.h"
 
+#include "base/file_checks.h"
+#include "inspect/model_file.h"
+#include "inspect/model_inspector.h"
+#include "inspect/relax_inspector.h"
+#include "inspect/runnable_check.h"
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
-#include "tools/cli/model_file.h"
-#include "tools/cli/model_inspector.h"
-#include "tools/cli/relax_inspector.h"
-#include "tools/cli/runnable_check.h"
 
 namespace sorun {
 namespace cli {
