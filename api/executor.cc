@@ -139,6 +139,11 @@ StatusOr<std::vector<NodeProfile>> Executor::Profile(int repeat) {
   return ex.Profile(repeat);
 }
 
+StatusOr<std::vector<KernelEvent>> Executor::Trace() {
+  SORUN_EXECUTOR_OR_MOVED_FROM();
+  return ex.Trace();
+}
+
 std::vector<DeviceMemory> Executor::Memory() const {
   return impl_ ? impl_->executor->Memory() : std::vector<DeviceMemory>{};
 }

@@ -203,6 +203,9 @@ class Executor {
   // Per-kernel times: one entry per kernel call site (a graph's operator, a Relax instruction), each
   // timed over `repeat` runs of it.
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
+  // Runs the model once and returns every kernel call on a timeline (device work waited for after each
+  // call, so the times are the kernels' own): `sorun bench --trace` writes it as a Chrome trace.
+  StatusOr<std::vector<KernelEvent>> Trace();
   // Any thread. Bytes per device: weights (shared), activations (this executor), kernel workspace
   // (measured).
   std::vector<DeviceMemory> Memory() const;

@@ -1,8 +1,8 @@
 // Plain value types that describe an executor's graph and resources: the name, shape and dtype of an
-// input or output (TensorInfo), one operator's time (NodeProfile), bytes per device (DeviceMemory) and
-// what an executor kind can do beyond the common contract (ExecutorCapabilities). Part of the public
-// API (api/sorun.h includes this header), so it depends on DLPack and the C++ library only. Pure data:
-// copyable, thread-compatible.
+// input or output (TensorInfo), one kernel's time (NodeProfile, KernelEvent), bytes per device
+// (DeviceMemory) and what an executor kind can do beyond the common contract (ExecutorCapabilities).
+// Part of the public API (api/sorun.h includes this header), so it depends on DLPack and the C++
+// library only. Pure data: copyable, thread-compatible.
 #ifndef SORUN_BASE_EXECUTOR_TYPES_H_
 #define SORUN_BASE_EXECUTOR_TYPES_H_
 
@@ -23,13 +23,23 @@ struct TensorInfo {
   bool is_param = false;  // bound from the model's weights
 };
 
-// Time spent in one operator (Executor::Profile).
+// Time spent in one kernel call site (Executor::Profile): a graph's operator, a Relax instruction.
 struct NodeProfile {
   uint32_t node_id = 0;
   std::string name;
   std::string func_name;
   double mean_us = 0;
   double min_us = 0;
+};
+
+// One kernel call of a traced run (Executor::Trace): the call site (as in NodeProfile), when it
+// started (microseconds from the start of the trace) and how long it took.
+struct KernelEvent {
+  uint32_t node_id = 0;
+  std::string name;
+  std::string func_name;
+  double start_us = 0;
+  double duration_us = 0;
 };
 
 // Bytes per device.

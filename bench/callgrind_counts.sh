@@ -3,7 +3,9 @@
 # zoo models: figures that do not drift with the load of a shared machine (bench/README.md,
 # "Instruction counts"). Prints a Markdown table; --tsv FILE also writes "model<TAB>phase<TAB>Ir per call".
 #
-# usage: bench/callgrind_counts.sh [--tsv FILE] [--count N] [MODEL...]     (default: chain10k mlp)
+# usage: bench/callgrind_counts.sh [--tsv FILE] [--count N] [MODEL...]
+#        (default: chain10k mlp relax/mlp relax/dyn_batch)
+# MODEL is a zoo model of testdata/models (built), or relax/NAME: a TVM Relax export of testdata/relax.
 #
 # One valgrind process per model and phase runs bench/callgrind_driver.cc (that phase N times, the
 # others once; one uncounted first run before the runs); callgrind collects only inside the phase's
@@ -22,11 +24,13 @@ while [ $# -gt 0 ]; do
     *) MODELS+=("$1"); shift ;;
   esac
 done
-[ ${#MODELS[@]} -gt 0 ] || MODELS=(chain10k mlp)
+[ ${#MODELS[@]} -gt 0 ] || MODELS=(chain10k mlp relax/mlp relax/dyn_batch)
 command -v valgrind >/dev/null || { echo "callgrind_counts: valgrind not found (bash tools/setup.sh)" >&2; exit 2; }
 
 targets=(//bench:callgrind_driver)
-for m in "${MODELS[@]}"; do targets+=("//testdata/models:$m"); done
+for m in "${MODELS[@]}"; do
+  case "$m" in relax/*) ;; *) targets+=("//testdata/models:$m") ;; esac
+done
 bazel build "${targets[@]}" >&2
 BIN=$(bazel info bazel-bin 2>/dev/null)
 WORK=$(mktemp -d)
@@ -36,11 +40,14 @@ trap 'rm -rf "$WORK"' EXIT
 echo "| model | phase | instructions per call (Ir) |"
 echo "|---|---|---:|"
 for m in "${MODELS[@]}"; do
-  so="$BIN/testdata/models/$m.so"
+  case "$m" in
+    relax/*) so="$PWD/testdata/$m.so" ;;
+    *) so="$BIN/testdata/models/$m.so" ;;
+  esac
   for phase in load create run; do
     SORUN_NUM_THREADS=1 valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect="sorun_cg_$phase" \
-      --callgrind-out-file="$WORK/$m.$phase.out" "$BIN/bench/callgrind_driver" --model "$so" --phase "$phase" --count "$COUNT" >/dev/null
-    total=$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$WORK/$m.$phase.out" | head -1)
+      --callgrind-out-file="$WORK/${m//\//_}.$phase.out" "$BIN/bench/callgrind_driver" --model "$so" --phase "$phase" --count "$COUNT" >/dev/null
+    total=$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$WORK/${m//\//_}.$phase.out" | head -1)
     [ -n "$total" ] && [ "$total" -gt 0 ] || { echo "callgrind_counts: no instructions counted for $m $phase" >&2; exit 1; }
     per=$((total / COUNT))
     echo "| $m | $phase | $per |"

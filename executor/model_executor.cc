@@ -156,6 +156,12 @@ StatusOr<std::vector<NodeProfile>> ModelExecutor::Profile(int repeat) {
   return DoProfile(repeat);
 }
 
+StatusOr<std::vector<KernelEvent>> ModelExecutor::Trace() {
+  SORUN_EXECUTOR_EXCLUSIVE();
+  ThreadPool::Scope pool_scope(thread_pool_.get());
+  return DoTrace();
+}
+
 Status ModelExecutor::LoadParams(std::string_view params_bytes) {
   if (!capabilities_.params_files) return Missing("LoadParams", "params_files");
   SORUN_EXECUTOR_EXCLUSIVE();

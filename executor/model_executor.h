@@ -86,8 +86,11 @@ class ModelExecutor {
   // Maps the pages the first run would fault in (the kind names them: activation memory, weights read
   // in place) without running a kernel or changing a value.
   Status Warmup();
-  // Per-kernel times over `repeat` (>= 1) repetitions, one entry per kernel call site.
+  // Per-kernel times over `repeat` (>= 1) repetitions, one entry per kernel call site (the kind's
+  // KernelTimer: device work waited for, mean and min per call).
   StatusOr<std::vector<NodeProfile>> Profile(int repeat);
+  // Runs once and returns every kernel call on a timeline (KernelTimer; start_us from the start).
+  StatusOr<std::vector<KernelEvent>> Trace();
   // capabilities().params_files: TVM's load_params (params-file bytes copied into their inputs) and
   // share_params (inputs named in the bytes alias `other`'s tensors; `other` is of the same kind).
   Status LoadParams(std::string_view params_bytes);
@@ -128,6 +131,7 @@ class ModelExecutor {
   virtual Status DoRun() = 0;
   virtual void PagesToWarm(std::vector<PageRange>* pages) const = 0;
   virtual StatusOr<std::vector<NodeProfile>> DoProfile(int repeat) = 0;
+  virtual StatusOr<std::vector<KernelEvent>> DoTrace() = 0;
   virtual Status DoLoadParams(std::string_view params_bytes);
   // `other` is of this kind and held by its own busy guard.
   virtual Status DoShareParams(const ModelExecutor& other, std::string_view params_bytes);

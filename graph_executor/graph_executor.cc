@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "executor/kernel_timer.h"
 #include "format/binary_reader.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
@@ -326,43 +327,40 @@ MemoryPlan GraphExecutor::memory_plan() const {
 
 std::vector<DeviceMemory> GraphExecutor::DescribeMemory() const { return memory_plan().devices; }
 
-StatusOr<std::vector<NodeProfile>> GraphExecutor::DoProfile(int repeat) {
-  SORUN_RETURN_IF_ERROR(DoRun());
-  std::vector<NodeProfile> out;
-  for (const Step& s : steps_) {
-    NodeProfile p;
-    p.node_id = s.node_id;
-    p.name = graph_->nodes[s.node_id].name;
-    p.func_name = graph_->nodes[s.node_id].func_name;
-    double total = 0, best = 1e300;
-    for (int r = 0; r < repeat; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      Status st;
-      if (s.kind == Step::kCopy) {
-        st = CopyTensor(arg_tensors_[s.first_arg], arg_tensors_[s.first_arg + 1]);
-      } else {
-        st = s.func.CallPacked(
-            PackedArgs(arg_values_.data() + s.first_arg, arg_codes_.data() + s.first_arg, static_cast<int>(s.num_args)),
-            nullptr);
-      }
-      // Device work is asynchronous: wait for it so the time is the operator's.
-      for (const DLDevice& d : devices()) {
-        if (d.device_type != kDLCPU) {
-          auto api = GetDeviceApi(d.device_type);
-          if (api.ok()) (*api)->Sync(d, nullptr).IgnoreError();
-        }
-      }
-      auto t1 = std::chrono::steady_clock::now();
-      if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
-      double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-      total += us;
-      best = std::min(best, us);
-    }
-    p.mean_us = total / repeat;
-    p.min_us = best;
-    out.push_back(std::move(p));
+Status GraphExecutor::RunStep(const Step& s) {
+  Status st;
+  if (s.kind == Step::kCopy) {
+    st = CopyTensor(arg_tensors_[s.first_arg], arg_tensors_[s.first_arg + 1]);
+  } else {
+    st = s.func.CallPacked(
+        PackedArgs(arg_values_.data() + s.first_arg, arg_codes_.data() + s.first_arg, static_cast<int>(s.num_args)),
+        nullptr);
   }
-  return out;
+  if (!st.ok()) return std::move(st).Annotate(graph_->DescribeNode(s.node_id));
+  return Status::Ok();
+}
+
+Status GraphExecutor::TimeSteps(KernelTimer& timer, int repeat) {
+  for (const Step& s : steps_) {
+    const GraphNode& node = graph_->nodes[s.node_id];
+    for (int r = 0; r < repeat; ++r) {
+      SORUN_RETURN_IF_ERROR(timer.Time(s.node_id, node.name, node.func_name, [&] { return RunStep(s); }));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<NodeProfile>> GraphExecutor::DoProfile(int repeat) {
+  SORUN_RETURN_IF_ERROR(DoRun());  // every operator's inputs hold a run's values
+  KernelTimer timer(devices(), /*record_events=*/false);
+  SORUN_RETURN_IF_ERROR(TimeSteps(timer, repeat));
+  return timer.Profile();
+}
+
+StatusOr<std::vector<KernelEvent>> GraphExecutor::DoTrace() {
+  KernelTimer timer(devices(), /*record_events=*/true);
+  SORUN_RETURN_IF_ERROR(TimeSteps(timer, 1));
+  return timer.Events();
 }
 
 Status GraphExecutor::CheckBinding(uint32_t eid, const DLTensor& v, const char* what) const {

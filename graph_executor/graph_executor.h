@@ -27,6 +27,7 @@
 
 #include "base/executor_types.h"
 #include "base/status.h"
+#include "executor/kernel_timer.h"
 #include "executor/model_executor.h"
 #include "executor/model_signature.h"
 #include "graph_executor/graph_json.h"
@@ -80,8 +81,10 @@ class GraphExecutor final : public ModelExecutor {
   // The CPU activation pools (written) and the CPU weights read in place from the mapped library.
   // Kernel workspace (sized by the kernels at run time) is not covered.
   void PagesToWarm(std::vector<PageRange>* pages) const override;
-  // Runs the graph once, then each operator `repeat` times on its own (waiting for device work).
+  // Runs the graph once, then each operator `repeat` times on its own (KernelTimer).
   StatusOr<std::vector<NodeProfile>> DoProfile(int repeat) override;
+  // Every operator once, in order, each timed (KernelTimer).
+  StatusOr<std::vector<KernelEvent>> DoTrace() override;
   // load_params: params-file bytes (docs/spec/FORMAT.md section 5.2); each tensor is copied into its
   // input. A name that is not an input of this graph is an error (alignment pads excepted).
   Status DoLoadParams(std::string_view params_bytes) override;
@@ -105,6 +108,10 @@ class GraphExecutor final : public ModelExecutor {
   void Rebind(uint32_t eid, void* data, uint64_t byte_offset, ObjectPtr<Object> owner);
   // Gives `eid` executor-private storage (copy-on-write of shared memory).
   Status MakePrivate(uint32_t eid);
+  // One operator through its generic path (Profile, Trace); errors name the node.
+  Status RunStep(const Step& s);
+  // Every operator `repeat` times in a row, in order, each call timed by `timer`.
+  Status TimeSteps(KernelTimer& timer, int repeat);
 
   std::shared_ptr<const GraphSpec> graph_;
   Module lib_;

@@ -300,8 +300,30 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
             return out;
           },
           py::arg("repeat") = 10,
-          "Runs the graph once, then times each operator `repeat` times: one dict per operator "
-          "(node_id, name, func_name, mean_us, min_us).");
+          "Per-kernel times over `repeat` repetitions: one dict per kernel call site (a graph's operator, a "
+          "Relax instruction) with node_id, name, func_name, mean_us, min_us.")
+      .def(
+          "trace",
+          [](PyExecutor& self) {
+            std::vector<KernelEvent> events;
+            {
+              py::gil_scoped_release release;
+              events = Value(self.ex->Trace());
+            }
+            py::list out;
+            for (const KernelEvent& e : events) {
+              py::dict row;
+              row["node_id"] = e.node_id;
+              row["name"] = e.name;
+              row["func_name"] = e.func_name;
+              row["start_us"] = e.start_us;
+              row["duration_us"] = e.duration_us;
+              out.append(row);
+            }
+            return out;
+          },
+          "Runs once and returns every kernel call in order: dicts with node_id, name, func_name, start_us "
+          "(from the start of the run) and duration_us.");
 }
 
 }  // namespace

@@ -27,9 +27,9 @@ namespace sorun {
 namespace relax {
 
 // The symbols of the three generations are keys::kSymbolDevMblob, keys::kSymbolFfiLibraryBin (0.21)
-// and keys::kSymbolFfiLibraryBinV22 (runtime/registry_keys.h). The two executable type keys:
-inline constexpr const char* kTypeKeyRelaxExecutable = "relax.Executable";      // TVM 0.16 - 0.19
-inline constexpr const char* kTypeKeyRelaxVmExecutable = "relax.VMExecutable";  // TVM 0.20+
+// and keys::kSymbolFfiLibraryBinV22 (runtime/registry_keys.h). The two executable type keys (there too):
+inline constexpr const char* kTypeKeyRelaxExecutable = keys::kTypeKeyRelaxExecutable;      // TVM 0.16 - 0.19
+inline constexpr const char* kTypeKeyRelaxVmExecutable = keys::kTypeKeyRelaxVmExecutable;  // TVM 0.20+
 
 enum class BlobGeneration {
   kLegacyDevMblob,  // __tvm_dev_mblob, TVM 0.16 - 0.20

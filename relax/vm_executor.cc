@@ -1,9 +1,9 @@
 #include "relax/vm_executor.h"
 
-#include <chrono>
 #include <cstring>
 #include <utility>
 
+#include "executor/kernel_timer.h"
 #include "runtime/data_type.h"
 #include "runtime/device_api.h"
 #include "runtime/last_error.h"
@@ -350,14 +350,11 @@ Status VmExecutor::ExecCall(int, int64_t pc, Frame& frame, int depth) {
   switch (callee.kind) {
     case VmCallee::Kind::kFfiKernel:
     case VmCallee::Kind::kLegacyKernel: {
-      if (!profiling_) {
+      if (timer_ == nullptr) {
         SORUN_RETURN_IF_ERROR(CallKernel(callee, in, frame));
       } else {
-        const auto t0 = std::chrono::steady_clock::now();
-        SORUN_RETURN_IF_ERROR(CallKernel(callee, in, frame));
-        profile_us_[static_cast<size_t>(pc)] +=
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        ++profile_calls_[static_cast<size_t>(pc)];
+        SORUN_RETURN_IF_ERROR(timer_->Time(static_cast<uint32_t>(pc), "instr_" + std::to_string(pc), callee.name,
+                                           [&] { return CallKernel(callee, in, frame); }));
       }
       break;
     }
@@ -482,26 +479,22 @@ void VmExecutor::PagesToWarm(std::vector<PageRange>* pages) const {
 }
 
 StatusOr<std::vector<NodeProfile>> VmExecutor::DoProfile(int repeat) {
-  const size_t n = program_->exec().instructions.size();
-  profile_us_.assign(n, 0.0);
-  profile_calls_.assign(n, 0);
-  profiling_ = true;
+  KernelTimer timer(devices_, /*record_events=*/false);
+  timer_ = &timer;
   Status s;
   for (int r = 0; r < repeat && s.ok(); ++r) s = RunMain();
-  profiling_ = false;
+  timer_ = nullptr;
   SORUN_RETURN_IF_ERROR(s);
-  std::vector<NodeProfile> out;
-  for (size_t pc = 0; pc < n; ++pc) {
-    if (profile_calls_[pc] == 0) continue;
-    NodeProfile p;
-    p.node_id = static_cast<uint32_t>(pc);
-    const VmCallee& c = program_->callees()[static_cast<size_t>(program_->exec().instructions[pc].func_index)];
-    p.name = "instr_" + std::to_string(pc);
-    p.func_name = c.name;
-    p.mean_us = profile_us_[pc] / static_cast<double>(profile_calls_[pc]);
-    out.push_back(std::move(p));
-  }
-  return out;
+  return timer.Profile();
+}
+
+StatusOr<std::vector<KernelEvent>> VmExecutor::DoTrace() {
+  KernelTimer timer(devices_, /*record_events=*/true);
+  timer_ = &timer;
+  Status s = RunMain();
+  timer_ = nullptr;
+  SORUN_RETURN_IF_ERROR(s);
+  return timer.Events();
 }
 
 std::vector<DeviceMemory> VmExecutor::DescribeMemory() const {

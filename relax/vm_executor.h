@@ -23,7 +23,6 @@
 #define SORUN_RELAX_VM_EXECUTOR_H_
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +31,7 @@
 
 #include "base/executor_types.h"
 #include "base/status.h"
+#include "executor/kernel_timer.h"
 #include "executor/model_executor.h"
 #include "relax/vm_program.h"
 #include "relax/vm_value.h"
@@ -68,8 +68,11 @@ class VmExecutor final : public ModelExecutor {
   Status DoRun() override;
   // The constants used in place (as the graph executor does with its weights).
   void PagesToWarm(std::vector<PageRange>* pages) const override;
-  // Runs `repeat` times and returns the mean time of every kernel call site (node_id = instruction).
+  // Runs `repeat` times; per kernel call site (node_id = instruction, name instr_<pc>) the mean and min
+  // of its calls (KernelTimer).
   StatusOr<std::vector<NodeProfile>> DoProfile(int repeat) override;
+  // One run, every kernel call timed (KernelTimer).
+  StatusOr<std::vector<KernelEvent>> DoTrace() override;
   std::vector<DeviceMemory> DescribeMemory() const override;
   std::string MissingCapabilityReason(std::string_view capability) const override;
 
@@ -129,10 +132,7 @@ class VmExecutor final : public ModelExecutor {
   int64_t instructions_left_ = 0;
   int64_t live_registers_ = 0;
   std::atomic<uint64_t> storage_bytes_{0};  // bytes alloc_storage holds (Memory() reads it from any thread)
-  // Profiling: accumulated time per pc while profiling_.
-  bool profiling_ = false;
-  std::vector<double> profile_us_;
-  std::vector<int64_t> profile_calls_;
+  KernelTimer* timer_ = nullptr;            // while Profile / Trace run: times every kernel call
 };
 
 }  // namespace relax

@@ -28,6 +28,26 @@ std::vector<std::string> RegisteredBlobLoaderKeys() {
   return out;
 }
 
+namespace {
+
+// Why a well-known module type has no loader here: this build does not link the part that reads it.
+std::string MissingLoaderHint(const std::string& type_key) {
+  if (type_key == keys::kTypeKeyGraphExecutorFactory || type_key == keys::kTypeKeyLegacyGraphRuntimeFactory) {
+    return "; it is a graph-executor model and this runtime does not link the graph executor (link //api:sorun, "
+           "//api:sorun_cpu or a graph runtime)";
+  }
+  if (type_key == keys::kTypeKeyRelaxExecutable || type_key == keys::kTypeKeyRelaxVmExecutable) {
+    return "; it is a Relax VM export and this runtime does not link the Relax VM (link //api:sorun, //api:sorun_cpu "
+           "or a VM runtime)";
+  }
+  if (type_key == keys::kTypeKeyCuda || type_key == keys::kTypeKeyOpenCL) {
+    return "; its device code needs the " + type_key + " backend, which this runtime does not link (//api:sorun does)";
+  }
+  return "";
+}
+
+}  // namespace
+
 StatusOr<Module> RunBlobLoader(const std::string& type_key, BinaryReader& reader) {
   FunctionRegistry& registry = FunctionRegistry::Global();
   PackedFunc loader = registry.Get(std::string(keys::kLoadBinaryPrefix) + type_key);
@@ -37,7 +57,7 @@ StatusOr<Module> RunBlobLoader(const std::string& type_key, BinaryReader& reader
     for (const std::string& k : RegisteredBlobLoaderKeys()) known += (known.empty() ? "" : ", ") + k;
     return NotFound("binary was created using module type '" + type_key +
                     "' but no loader of that name is registered (registered: " +
-                    (known.empty() ? std::string("none") : known) + ")");
+                    (known.empty() ? std::string("none") : known) + ")" + MissingLoaderHint(type_key));
   }
   SORUN_ASSIGN_OR_RETURN(Value v, loader(static_cast<void*>(&reader)));
   auto m = v.AsModule();

@@ -52,6 +52,8 @@ inline constexpr char kTypeKeyOpenCL[] = "opencl";
 inline constexpr char kTypeKeyConstLoader[] = "const_loader";
 inline constexpr char kTypeKeyLegacyMetadata[] = "metadata";
 inline constexpr char kTypeKeyMetadataModule[] = "metadata_module";
+inline constexpr char kTypeKeyRelaxExecutable[] = "relax.Executable";      // TVM 0.16 - 0.19
+inline constexpr char kTypeKeyRelaxVmExecutable[] = "relax.VMExecutable";  // TVM 0.20+
 
 // ---- Symbols in a kernel library ----
 inline constexpr char kSymbolDevMblob[] = "__tvm_dev_mblob";

@@ -146,8 +146,10 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   if (symbol != keys::kSymbolDevMblob) {  // tvm-ffi exports: the Relax VM package reads them
     PackedFunc load_ffi = FunctionRegistry::Global().Get(keys::kFuncLoadFfiLibraryBin);
     if (!load_ffi.defined()) {
-      return Unimplemented(path + ": built by TVM v0.21 or later (" + section +
-                           "), a Relax VM export; this build of sorun does not link the Relax VM (//relax:vm)");
+      return Unimplemented(
+          path + ": built by TVM v0.21 or later (" + section +
+          "), a Relax VM export; this runtime does not link the Relax VM (link //api:sorun, //api:sorun_cpu "
+          "or a VM runtime)");
     }
     StatusOr<Value> root =
         load_ffi(const_cast<uint8_t*>(blob), static_cast<int64_t>(8 + payload_size), section, lib_module, path);

@@ -1,8 +1,10 @@
 // `sorun run` and `sorun bench` end to end through the built binary: .npy in and out compared with a
-// reference, output directories, the three-file deployment, bench's JSON and text, and an OpenCL
-// model run for real (PoCL in CI; skipped without an OpenCL device).
+// reference, output directories, the three-file deployment, bench's JSON and text and its Chrome trace,
+// and an OpenCL model run for real (PoCL in CI; skipped without an OpenCL device).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+
+#include <cstdio>
 
 #include "backends/opencl/opencl_backend.h"
 #include "backends/opencl/opencl_devices.h"
@@ -212,6 +214,55 @@ TEST_F(CliRunBenchTest, BenchText) {
                            "(4 runs after 0 warmup)", "peak RSS", "memory plan  cpu:0: params 144 B"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.out;
   }
+}
+
+// --trace writes a Chrome trace (Trace Event Format) of three runs: every event a complete ("X") event
+// with ts/dur in microseconds, each run's kernels inside its run event, for both executor kinds.
+TEST_F(CliRunBenchTest, BenchTraceWritesAChromeTraceForBothKinds) {
+  const std::string relax = testing::Runfile("testdata/relax/dyn_batch.so");
+  for (const std::string& model : {Model(), relax}) {
+    const std::string trace = Path("trace.json");
+    std::remove(trace.c_str());
+    CliResult r = RunSorun({"bench", model, "--json", "--repeat", "2", "--warmup", "0", "--trace", trace});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    rapidjson::Document doc = ParseJson(r);
+    ASSERT_TRUE(doc.HasMember("trace")) << r.out;
+    EXPECT_EQ(std::string(doc["trace"]["path"].GetString()), trace);
+    EXPECT_EQ(doc["trace"]["runs"].GetInt(), 3);
+    const uint64_t calls = doc["trace"]["kernel_calls"].GetUint64();
+    EXPECT_GT(calls, 0u);
+    EXPECT_EQ(calls % 3, 0u) << "every run makes the same calls";
+
+    rapidjson::Document t;
+    t.Parse(testing::ReadFileOrDie(trace).c_str());
+    ASSERT_FALSE(t.HasParseError()) << model;
+    ASSERT_TRUE(t.HasMember("traceEvents") && t["traceEvents"].IsArray());
+    uint64_t kernels = 0, runs = 0;
+    double run_end = 0, previous_run_end = -1;
+    for (const auto& e : t["traceEvents"].GetArray()) {
+      const std::string ph = e["ph"].GetString();
+      if (ph == "M") continue;  // track names
+      ASSERT_EQ(ph, "X");
+      const double ts = e["ts"].GetDouble(), dur = e["dur"].GetDouble();
+      EXPECT_GE(ts, 0.0);
+      EXPECT_GE(dur, 0.0);
+      if (std::string(e["cat"].GetString()) == "run") {
+        EXPECT_GT(ts, previous_run_end) << "runs follow one another";
+        previous_run_end = run_end = ts + dur;
+        ++runs;
+      } else {
+        EXPECT_STREQ(e["cat"].GetString(), "kernel");
+        EXPECT_LE(ts + dur, run_end + 1e-3) << "a kernel lies inside its run";
+        EXPECT_FALSE(std::string(e["args"]["kernel"].GetString()).empty());
+        ++kernels;
+      }
+    }
+    EXPECT_EQ(runs, 3u) << model;
+    EXPECT_EQ(kernels, calls) << model;
+  }
+  CliResult unwritable = RunSorun({"bench", Model(), "--trace", Path("no/such/dir/trace.json")});
+  EXPECT_EQ(unwritable.exit_code, 2) << Describe(unwritable);
+  EXPECT_NE(unwritable.err.find("--trace file"), std::string::npos) << unwritable.err;
 }
 
 class CliOpenclTest : public CliRunBenchTest {

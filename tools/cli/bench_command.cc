@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
+#include "base/file_checks.h"
+#include "base/file_util.h"
 #include "graph_executor/memory_plan.h"  // FormatBytes
 #include "runtime/data_type.h"
+#include "tools/cli/chrome_trace.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
 #include "tools/cli/latency_stats.h"
@@ -17,6 +21,9 @@
 namespace sorun {
 namespace cli {
 namespace {
+
+// Runs --trace records (each traced run waits for the device after every kernel, so it is not timed).
+constexpr int kTracedRuns = 3;
 
 const std::vector<FlagSpec>& BenchFlags() {
   static const std::vector<FlagSpec> specs = {
@@ -31,8 +38,10 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
       {"--prefetch", "", true, false, "MODE",
        "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
-      {"--warm-executor", "", false, false, "",
-       "call GraphExecutor::Warmup() before the first run (timed, part of TTFR)"},
+      {"--warm-executor", "", false, false, "", "call Executor::Warmup() before the first run (timed, part of TTFR)"},
+      {"--trace", "", true, false, "FILE.json",
+       "after the timed runs, trace " + std::to_string(kTracedRuns) +
+           " runs kernel by kernel into FILE.json (Chrome trace: chrome://tracing, Perfetto)"},
   };
   return specs;
 }
@@ -68,6 +77,8 @@ struct BenchResult {
   uint64_t peak_rss = 0, current_rss = 0;
   std::vector<std::string> generated;
   std::vector<DeviceMemory> memory;
+  std::string trace_path;  // --trace: where the Chrome trace went
+  size_t traced_kernel_calls = 0;
 };
 
 std::string ToJson(const BenchResult& r) {
@@ -117,6 +128,17 @@ std::string ToJson(const BenchResult& r) {
   WriteJsonStrings(w, r.generated);
   w.Key("memory_plan");
   WriteJsonMemoryPlan(w, r.memory, /*with_workspace=*/true);
+  if (!r.trace_path.empty()) {
+    w.Key("trace");
+    w.StartObject();
+    w.Key("path");
+    WriteJsonString(w, r.trace_path);
+    w.Key("runs");
+    w.Int(kTracedRuns);
+    w.Key("kernel_calls");
+    w.Uint64(r.traced_kernel_calls);
+    w.EndObject();
+  }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -132,7 +154,7 @@ std::string ToText(const BenchResult& r) {
   }
   t.AddRow({"load", Ms(r.load_ms) + " ms"});
   t.AddRow({"create", Ms(r.create_ms) + " ms"});
-  if (r.warm_executor) t.AddRow({"warmup", Ms(r.warmup_ms) + " ms (GraphExecutor::Warmup)"});
+  if (r.warm_executor) t.AddRow({"warmup", Ms(r.warmup_ms) + " ms (Executor::Warmup)"});
   t.AddRow({"first run", Ms(r.first_run_ms) + " ms"});
   t.AddRow({"TTFR", Ms(r.ttfr_ms()) + " ms (time to first result: load + create" +
                         std::string(r.warm_executor ? " + warmup" : "") + " + first run; prefetch " + r.prefetch +
@@ -147,7 +169,24 @@ std::string ToText(const BenchResult& r) {
                                                ", activations " + FormatBytes(d.activation_bytes) + ", workspace " +
                                                FormatBytes(d.workspace_bytes)});
   }
+  if (!r.trace_path.empty()) {
+    t.AddRow({"trace", r.trace_path + " (" + std::to_string(kTracedRuns) + " runs, " +
+                           std::to_string(r.traced_kernel_calls) + " kernel calls; chrome://tracing or Perfetto)"});
+  }
   return t.Render();
+}
+
+// Traces kTracedRuns runs of `s` into `path` (Chrome trace JSON).
+Status WriteTrace(ModelSession& s, const std::string& model, DLDevice device, const std::string& path,
+                  size_t* kernel_calls) {
+  TracedRuns traced;
+  traced.process_name = "sorun " + model + " on " + DeviceToString(device);
+  for (int i = 0; i < kTracedRuns; ++i) {
+    SORUN_ASSIGN_OR_RETURN(std::vector<KernelEvent> events, s.executor().Trace());
+    *kernel_calls += events.size();
+    traced.runs.push_back(std::move(events));
+  }
+  return NamePath(WriteFileBytes(path, ChromeTraceJson(traced)), path);
 }
 
 }  // namespace
@@ -155,7 +194,7 @@ std::string ToText(const BenchResult& r) {
 std::string BenchUsage() {
   return "Usage: sorun bench MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
          "                   [--graph G.json [--params P.params]] [--warmup N] [--repeat N] [--json]\n"
-         "                   [--prefetch none|willneed|populate] [--warm-executor]\n"
+         "                   [--prefetch none|willneed|populate] [--warm-executor] [--trace FILE.json]\n"
          "\n"
          "Measures load time, executor creation, the first run, the time to first result (load + create +\n"
          "first run) and steady-state run latency (min, median, p90, max, mean over --repeat runs after\n"
@@ -211,6 +250,18 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
     }
   }
   source.warm_executor = flags->Has("--warm-executor");
+  result.trace_path = flags->Value("--trace");
+  if (!result.trace_path.empty()) {
+    // Refused before any work: a path sorun may not replace, or a directory that is not there.
+    Status writable = CheckOutputFile(result.trace_path, "--trace file");
+    if (!writable.ok()) return UsageError(io, "bench: " + writable.message());
+    const std::filesystem::path parent = std::filesystem::path(result.trace_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return UsageError(
+          io, "bench: --trace file " + result.trace_path + ": directory " + parent.string() + " does not exist");
+    }
+  }
   result.warm_executor = source.warm_executor;
   result.prefetch = PrefetchName(source.prefetch);
   if (!source.params_path.empty() && source.graph_path.empty()) {
@@ -249,6 +300,10 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   // ru_maxrss is updated lazily by the kernel and can trail the current RSS.
   result.peak_rss = std::max(PeakRssBytes(), result.current_rss);
   result.memory = s.executor().Memory();
+  if (!result.trace_path.empty()) {
+    Status traced = WriteTrace(s, result.model, result.device, result.trace_path, &result.traced_kernel_calls);
+    if (!traced.ok()) return ModelError(io, traced);
+  }
 
   if (flags->Has("--json")) {
     io.out << ToJson(result) << "\n";
