@@ -741,15 +741,14 @@ TEST_P(ExecutorConformanceTest, ABusyExecutorRefusesASecondThread) {
     }
   };
   std::atomic<bool> stop{false};
+  std::atomic<bool> runner_failed{false};
   std::string runner_error;  // written by the runner only, read after join
-  int runner_refused = 0;
   std::thread runner([&] {
     while (!stop.load(std::memory_order_acquire)) {
       Status s = exec.Run();
-      if (IsBusyRefusal(s)) {
-        ++runner_refused;
-      } else if (!s.ok()) {
+      if (!s.ok() && !IsBusyRefusal(s)) {
         runner_error = s.ToString();
+        runner_failed.store(true, std::memory_order_release);
         return;
       }
     }
@@ -763,7 +762,8 @@ TEST_P(ExecutorConformanceTest, ABusyExecutorRefusesASecondThread) {
     }
     return true;
   };
-  for (size_t i = 0; error.empty() && !all_refused() && std::chrono::steady_clock::now() < deadline; ++i) {
+  for (size_t i = 0;
+       error.empty() && !runner_failed.load() && !all_refused() && std::chrono::steady_clock::now() < deadline; ++i) {
     const size_t c = i % calls.size();
     Status s = call(c);
     if (IsBusyRefusal(s)) {
@@ -874,15 +874,19 @@ TEST_P(ExecutorConformanceTest, AnyThreadAccessorsWhileAnotherThreadRuns) {
 
   std::atomic<bool> writer_done{false};
   std::atomic<int64_t> reads{0};
+  std::atomic<bool> reader_failed{false};
   std::string reader_error;  // written by the reader only, read after join
   std::thread reader([&] {
     while (!writer_done.load(std::memory_order_acquire)) {
       reader_error = check();
-      if (!reader_error.empty()) return;
+      if (!reader_error.empty()) {
+        reader_failed.store(true, std::memory_order_release);
+        return;
+      }
       reads.fetch_add(1, std::memory_order_relaxed);
     }
   });
-  while (reads.load() == 0 && reader_error.empty()) std::this_thread::yield();
+  while (reads.load() == 0 && !reader_failed.load()) std::this_thread::yield();
 
   // The writer: at least 24 runs, and on until the reader has read 10 times meanwhile.
   const int64_t reads_before = reads.load();
@@ -891,7 +895,7 @@ TEST_P(ExecutorConformanceTest, AnyThreadAccessorsWhileAnotherThreadRuns) {
   const double tolerance = GetParam().tolerance;
   std::string writer_error;
   int runs = 0;
-  for (; writer_error.empty() && reader_error.empty() &&
+  for (; writer_error.empty() && !reader_failed.load() &&
          (runs < 24 || (reads.load() - reads_before < 10 && std::chrono::steady_clock::now() < deadline));
        ++runs) {
     const int64_t rows = batches[runs % 6];
