@@ -33,6 +33,10 @@ using testing::Zeros;
 
 constexpr char kBusy[] = "being used by another thread";
 
+// A device type no backend serves: 6 names no DLPack device (retired), yet lies in DLDeviceType's range
+// (0..15, runtime/data_type.h; a larger value would be undefined behaviour, which UBSan reports).
+constexpr DLDeviceType kNoSuchDeviceType = static_cast<DLDeviceType>(6);
+
 bool IsBusyRefusal(const Status& s) {
   return s.code() == StatusCode::kFailedPrecondition && s.message().find(kBusy) != std::string::npos;
 }
@@ -464,7 +468,7 @@ TEST_P(ExecutorConformanceTest, DISABLED_AFailedFirstSetInputLeavesTheInputUnset
   Executor exec = NewExecutor();
   for (size_t k = 1; k < inputs_.size(); ++k) ASSERT_TRUE(exec.SetInput(InputName(k), inputs_[k].dl()).ok());
   DLTensor bogus = inputs_[0].dl();
-  bogus.device = DLDevice{static_cast<DLDeviceType>(99), 0};
+  bogus.device = DLDevice{kNoSuchDeviceType, 0};
   ASSERT_FALSE(exec.SetInput(InputName(0), bogus).ok());
   EXPECT_ERROR(exec.Run(), StatusCode::kFailedPrecondition, "'" + InputName(0) + "' is not set");
 }
@@ -478,14 +482,14 @@ TEST_P(ExecutorConformanceTest, InputsOnAnotherDeviceAreCopiedOrRefused) {
   const std::string& name = InputName(0);
   const int index = settable_[0];
   DLTensor bogus = inputs_[0].dl();
-  bogus.device = DLDevice{static_cast<DLDeviceType>(99), 0};
-  EXPECT_ERROR(exec.SetInput(name, bogus), StatusCode::kUnavailable, "device type 99");
+  bogus.device = DLDevice{kNoSuchDeviceType, 0};
+  EXPECT_ERROR(exec.SetInput(name, bogus), StatusCode::kUnavailable, "device type 6");
   EXPECT_ERROR(exec.SetInputZeroCopy(name, bogus), StatusCode::kInvalidArgument, "'" + name + "'", "cpu:0");
   NDArray out = Zeros(expected_[0].shape(), expected_[0].dtype());
   DLTensor bogus_out = out.dl();
   bogus_out.device = bogus.device;
   ASSERT_TRUE(exec.Run().ok());
-  EXPECT_ERROR(exec.CopyOutputTo(0, bogus_out), StatusCode::kUnavailable, "device type 99");
+  EXPECT_ERROR(exec.CopyOutputTo(0, bogus_out), StatusCode::kUnavailable, "device type 6");
 
   for (DLDeviceType type : {kDLCUDA, kDLOpenCL}) {
     const DLDevice device{type, 0};
@@ -512,12 +516,12 @@ TEST_P(ExecutorConformanceTest, InputsOnAnotherDeviceAreCopiedOrRefused) {
 
 // Every error about an input names it — also a copy from another device failing in the device's
 // backend. The graph executor annotates it ("set_input 'data': ..."); the Relax VM returns the backend's
-// error alone ("no backend for unknown device type 99 ..."). Enable when VmExecutor::CopyInput annotates
+// error alone ("no backend for unknown device type 6 ..."). Enable when VmExecutor::CopyInput annotates
 // its copy with the input's name.
 TEST_P(ExecutorConformanceTest, DISABLED_AFailedCopyFromAnotherDeviceNamesTheInput) {
   Executor exec = NewExecutor();
   DLTensor bogus = inputs_[0].dl();
-  bogus.device = DLDevice{static_cast<DLDeviceType>(99), 0};
+  bogus.device = DLDevice{kNoSuchDeviceType, 0};
   EXPECT_ERROR(exec.SetInput(InputName(0), bogus), StatusCode::kUnavailable, "'" + InputName(0) + "'");
 }
 
