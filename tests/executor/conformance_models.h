@@ -38,7 +38,7 @@ struct ConformanceModel {
   // recorded rows (RepeatRows) has the recorded output rows, repeated the same way, as outputs.
   int dynamic_input = -1;
   // Kernel call sites one run executes (Profile's entries): the graph's tvm_op nodes but "__nop"
-  // (bazel-bin/testdata/models/<m>.json); the Relax kernels main calls (TVM's disassembly of the export),
+  // (bazel-bin/testdata/models/<m>.json); the Relax kernel calls `sorun inspect --disassemble` lists,
   // on the recorded inputs' branch.
   int kernel_calls = 0;
   // Whether the model carries weights (Memory().weight_bytes > 0).
