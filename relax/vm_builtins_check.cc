@@ -38,18 +38,23 @@ StatusOr<VmValue> CheckTensorInfo(BuiltinCall& call) {
   const size_t n = a.size();
   SORUN_RETURN_IF_ERROR(call.Count(3, 4));
   auto ctx = [&] { return ErrorContext(a[n - 1]); };  // built only on an error
+  // The tensor as the executable spells its dtype (a TVM 0.23+ bool is "bool", not TVM 0.20's code 6).
+  auto got = [&] {
+    const Tensor& t = a[0].tensor();
+    return DTypeToString(t.dtype(), call.dtype_codes()) + ShapeToString(t.shape().data(), t.ndim()) + " on " +
+           DeviceToString(t.device());
+  };
   if (a[0].kind() != VmValueKind::kTensor) {
     return InvalidArgument(ctx() + "expected a tensor, got a " + DescribeVmValue(a[0]));
   }
   SORUN_RETURN_IF_ERROR(call.Want(1, VmValueKind::kInt));
   const TensorNode* t = a[0].tensor_node();
   if (a[1].int_value() != -1 && t->ndim != a[1].int_value()) {
-    return InvalidArgument(ctx() + "expected a tensor of ndim " + std::to_string(a[1].int_value()) + ", got " +
-                           a[0].tensor().Describe());
+    return InvalidArgument(ctx() + "expected a tensor of ndim " + std::to_string(a[1].int_value()) + ", got " + got());
   }
   if (n == 4 && a[2].kind() == VmValueKind::kDataType && t->dtype != a[2].dtype()) {
     return InvalidArgument(ctx() + "expected a tensor of dtype " + DTypeToString(a[2].dtype(), call.dtype_codes()) +
-                           ", got " + a[0].tensor().Describe());
+                           ", got " + got());
   }
   return VmValue();
 }

@@ -68,7 +68,10 @@ Status VmExecutor::CheckInput(int index, const DLTensor& value) const {
     return InvalidArgument(what + " is an R.Prim scalar: expected a 0-d tensor of " + DTypeToString(info.dtype) +
                            ", got " + DescribeDLTensor(value));
   }
-  bool shape_ok = info.shape.empty() || static_cast<size_t>(value.ndim) == info.shape.size();
+  // The rank main checks (a 0-d tensor's shape is empty too), else that of the static dims, if any.
+  const int64_t ndim = program_->input_ndim(index);
+  bool shape_ok =
+      ndim >= 0 ? value.ndim == ndim : info.shape.empty() || static_cast<size_t>(value.ndim) == info.shape.size();
   for (size_t d = 0; shape_ok && d < info.shape.size(); ++d) {
     if (info.shape[d] >= 0 && value.shape[d] != info.shape[d]) shape_ok = false;
   }
@@ -93,21 +96,22 @@ Status VmExecutor::DoSetInput(int index, const DLTensor& value) { return CopyInp
 
 Status VmExecutor::CopyInput(int index, const DLTensor& value) {
   SORUN_RETURN_IF_ERROR(CheckInput(index, value));
+  const std::string what = "input '" + program_->inputs()[static_cast<size_t>(index)].name + "'";
   VmValue& slot = inputs_[static_cast<size_t>(index)];
   std::vector<int64_t> shape(value.shape, value.shape + value.ndim);
   const DLDataType dtype = ModelDType(index, value.dtype);
   // Reuse the executor's own tensor when it has this shape and dtype (no allocation per request).
   const bool reuse = owned_input_[static_cast<size_t>(index)] && slot.kind() == VmValueKind::kTensor &&
                      slot.tensor().shape() == shape && slot.tensor().dtype() == dtype;
-  if (!reuse) {
-    // A scalar's value is read on the host when main is called.
-    auto t = Tensor::Empty(shape, dtype, program_->input_is_scalar(index) ? CpuDevice() : devices_[0]);
-    if (!t.ok())
-      return std::move(t).status().Annotate("input '" + program_->inputs()[static_cast<size_t>(index)].name + "'");
-    slot = VmValue::FromTensor(*t);
-    owned_input_[static_cast<size_t>(index)] = true;
-  }
-  return slot.tensor().CopyFrom(value);
+  if (reuse) return slot.tensor().CopyFrom(value).Annotate(what);
+  // A scalar's value is read on the host when main is called. The new tensor becomes the input only
+  // once the copy succeeded: a failed SetInput leaves the input as it was (unset stays unset).
+  auto t = Tensor::Empty(shape, dtype, program_->input_is_scalar(index) ? CpuDevice() : devices_[0]);
+  if (!t.ok()) return std::move(t).status().Annotate(what);
+  SORUN_RETURN_IF_ERROR_CTX(t->CopyFrom(value), what);
+  slot = VmValue::FromTensor(*t);
+  owned_input_[static_cast<size_t>(index)] = true;
+  return Status::Ok();
 }
 
 Status VmExecutor::DoSetInputZeroCopy(int index, const DLTensor& value, ObjectPtr<Object> owner) {

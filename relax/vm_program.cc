@@ -59,6 +59,7 @@ StatusOr<ObjectPtr<VmProgram>> VmProgram::Create(std::shared_ptr<const VmExecuta
     p->input_dtype_known_.push_back(in.has_dtype);
     p->input_model_dtypes_.push_back(in.has_dtype ? in.dtype : info.dtype);  // read before `info` moves
     p->input_is_scalar_.push_back(in.is_scalar);
+    p->input_ndims_.push_back(in.is_scalar ? 0 : in.ndim);
     p->inputs_.push_back(std::move(info));
   }
   p->outputs_ = DescribeOutputs(*p->exec_, p->main_);

@@ -69,6 +69,8 @@ class VmProgram final : public Executable {
   // The dtype main's bytecode and kernels check input `index` for, in the executable's own codes
   // (DLPackBool() for a TVM 0.23+ bool); inputs()[index].dtype when main does not check it.
   DLDataType input_model_dtype(int index) const { return input_model_dtypes_[static_cast<size_t>(index)]; }
+  // The rank main checks input `index` for (0 for a 0-d tensor), -1 when it does not check one.
+  int64_t input_ndim(int index) const { return input_ndims_[static_cast<size_t>(index)]; }
   // True for an R.Prim parameter (main checks it with check_prim_value_info): callers give a 0-d tensor
   // and main receives its value.
   bool input_is_scalar(int index) const { return input_is_scalar_[static_cast<size_t>(index)]; }
@@ -102,6 +104,7 @@ class VmProgram final : public Executable {
   std::vector<bool> input_dtype_known_;
   std::vector<DLDataType> input_model_dtypes_;
   std::vector<bool> input_is_scalar_;
+  std::vector<int64_t> input_ndims_;
   bool has_scalar_inputs_ = false;
   std::vector<TensorInfo> outputs_;
   uint64_t in_place_bytes_ = 0;
