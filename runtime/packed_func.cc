@@ -457,24 +457,4 @@ Status PackedFunc::CallPacked(const std::vector<Value>& args, Value* ret) const 
   return CallPacked(PackedArgs(values, codes, static_cast<int>(args.size())), ret);
 }
 
-void SetLastErrorFromException(const char* entry, const std::exception* e) noexcept {
-  try {
-    std::string message = std::string(entry) + ": ";
-    if (e == nullptr) {
-      message += "C++ exception of unknown type";
-    } else if (dynamic_cast<const std::bad_alloc*>(e) != nullptr) {
-      message += std::string("out of memory (") + e->what() + ")";
-    } else {
-      message += std::string("C++ exception: ") + e->what();
-    }
-    SetLastError(message);
-  } catch (...) {
-    try {
-      SetLastError(std::string(entry) + ": C++ exception");
-    } catch (...) {
-      // No memory for any message: the previous last error stays.
-    }
-  }
-}
-
 }  // namespace sorun

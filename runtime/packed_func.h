@@ -22,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/call_guarded.h"
 #include "base/object.h"
 #include "base/status.h"
 #include "runtime/c_runtime_api.h"
+#include "runtime/last_error.h"
 #include "runtime/tensor.h"
 
 namespace sorun {
@@ -216,24 +218,24 @@ class PackedFunc {
   ObjectPtr<PackedFuncNode> node_;
 };
 
-// Sets the calling thread's last error to "<entry>: <what>" for a C++ exception caught at a C
-// boundary ("out of memory" for std::bad_alloc). Never throws (a message that cannot be built leaves
-// "<entry>: C++ exception" or, failing that, the previous message).
-void SetLastErrorFromException(const char* entry, const std::exception* e) noexcept;
-
 // Runs `body`, the work of a C entry point (TVMFuncCall, TVMBackend*, TVMAPISetLastError, ...), so
-// that no C++ exception crosses into C code (a compiled kernel or a C client): std::bad_alloc,
-// std::length_error from a growing string or vector, or anything a C++ packed function throws
-// becomes `error_value` (-1, or NULL for pointers) with the message in TVMGetLastError(). Every
-// extern "C" function of the runtime and its backends wraps its body in this. Thread-safe.
+// that no C++ exception crosses into C code (a compiled kernel or a C client): an exception escaping
+// `body` becomes `error_value` (-1, or NULL for pointers) with the message of CallGuarded's Status
+// (base/call_guarded.h: "TVMFuncCall: out of memory (std::bad_alloc)", "TVMFuncCall: C++ exception:
+// ...") in TVMGetLastError(); with no memory for the message the previous one stays. Every extern "C"
+// function of the runtime and its backends wraps its body in this. Thread-safe.
 template <typename R, typename F>
 R GuardCBoundary(const char* entry, R error_value, F&& body) noexcept {
+  R result = error_value;
   try {
-    return body();
-  } catch (const std::exception& e) {
-    SetLastErrorFromException(entry, &e);
+    Status failure = CallGuarded(entry, [&]() -> Status {
+      result = body();
+      return Status::Ok();
+    });
+    if (failure.ok()) return result;
+    SetLastError(failure.message());
   } catch (...) {
-    SetLastErrorFromException(entry, nullptr);
+    // No memory for the message: the previous last error stays.
   }
   return error_value;
 }
