@@ -437,19 +437,9 @@ Status PackedFunc::CallPacked(PackedArgs args, Value* ret) const {
 }
 
 Status PackedFunc::CallPacked(const std::vector<Value>& args, Value* ret) const {
-  constexpr size_t kInline = 8;
-  TVMValue values_inline[kInline];
-  int codes_inline[kInline];
-  std::vector<TVMValue> values_heap;
-  std::vector<int> codes_heap;
-  TVMValue* values = values_inline;
-  int* codes = codes_inline;
-  if (args.size() > kInline) {
-    values_heap.resize(args.size());
-    codes_heap.resize(args.size());
-    values = values_heap.data();
-    codes = codes_heap.data();
-  }
+  PackedArgArrays<8> arrays(args.size());
+  TVMValue* values = arrays.values();
+  int* codes = arrays.codes();
   for (size_t i = 0; i < args.size(); ++i) {
     values[i] = args[i].raw();
     codes[i] = args[i].type_code();

@@ -13,8 +13,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -72,6 +72,35 @@ class PackedArgs {
   const TVMValue* values_;
   const int* codes_;
   int size_;
+};
+
+// The argument arrays a caller fills before a packed call of `n` arguments (converting its own values
+// to TVM's form): in the object itself up to kInline arguments, so the common call allocates nothing,
+// else on the heap. Not copyable or movable (the pointers point into it); single-threaded.
+template <size_t kInline>
+class PackedArgArrays {
+ public:
+  explicit PackedArgArrays(size_t n) {
+    if (n > kInline) {
+      heap_values_.resize(n);
+      heap_codes_.resize(n);
+      values_ = heap_values_.data();
+      codes_ = heap_codes_.data();
+    }
+  }
+  PackedArgArrays(const PackedArgArrays&) = delete;
+  PackedArgArrays& operator=(const PackedArgArrays&) = delete;
+
+  TVMValue* values() { return values_; }
+  int* codes() { return codes_; }
+
+ private:
+  TVMValue inline_values_[kInline];
+  int inline_codes_[kInline];
+  std::vector<TVMValue> heap_values_;
+  std::vector<int> heap_codes_;
+  TVMValue* values_ = inline_values_;
+  int* codes_ = inline_codes_;
 };
 
 // An owning packed value. Objects (tensor, module, function) are held by reference.
