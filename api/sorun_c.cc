@@ -4,13 +4,12 @@
 #include "api/sorun_c.h"
 
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api/sorun.h"
+#include "base/call_guarded.h"
 #include "runtime/tensor.h"
 
 // The handles: the C++ objects themselves. An executor holds its model so a caller may free the model
@@ -64,31 +63,18 @@ sorun_status_t Fail(const Status& status) {
 
 sorun_status_t Report(const Status& status) { return status.ok() ? SORUN_OK : Fail(status); }
 
-// Runs `body` (returning a Status) so that no exception leaves: std::bad_alloc becomes
-// SORUN_RESOURCE_EXHAUSTED, anything else SORUN_INTERNAL. Assigning last_error may itself throw
-// bad_alloc; then the code still comes back and the text is left as it was.
+// Runs `body` (returning a Status) through CallGuarded (base/call_guarded.h: an exception escaping it
+// becomes ResourceExhausted or Internal naming `function`) and reports the result. Setting last_error
+// may itself throw bad_alloc; then the code still comes back and the text is left as it was.
 template <typename Body>
 sorun_status_t Guarded(const char* function, Body&& body) noexcept {
+  StatusCode code = StatusCode::kResourceExhausted;  // if not even the error Status can be allocated
   try {
-    return Report(body());
-  } catch (const std::bad_alloc&) {
-    try {
-      return Fail(ResourceExhausted(std::string(function) + ": out of memory"));
-    } catch (...) {
-      return SORUN_RESOURCE_EXHAUSTED;
-    }
-  } catch (const std::exception& e) {
-    try {
-      return Fail(Internal(std::string(function) + ": unexpected C++ exception: " + e.what()));
-    } catch (...) {
-      return SORUN_INTERNAL;
-    }
+    Status status = CallGuarded(function, std::forward<Body>(body));
+    code = status.code();
+    return Report(status);
   } catch (...) {
-    try {
-      return Fail(Internal(std::string(function) + ": unexpected exception"));
-    } catch (...) {
-      return SORUN_INTERNAL;
-    }
+    return static_cast<sorun_status_t>(code);
   }
 }
 

@@ -5,7 +5,6 @@
 #include <filesystem>
 
 #include "base/file_checks.h"
-#include "format/binary_reader.h"
 #include "format/tar_archive.h"
 #include "runtime/registry_keys.h"
 #include "serialization/module_blob.h"
@@ -66,15 +65,9 @@ StatusOr<ModelFile> ModelFile::Open(const std::string& path) {
   return model;
 }
 
-StatusOr<ChecksumRecord> ModelFile::ReadChecksumRecord() const {
+StatusOr<BlobChecksumRecord> ModelFile::ReadChecksumRecord() const {
   if (!has_checksum_) return NotFound(path_ + ": no " + std::string(keys::kSymbolBlobChecksum));
-  BinaryReader reader(checksum_.data, static_cast<size_t>(checksum_.size), keys::kSymbolBlobChecksum);
-  ChecksumRecord record;
-  SORUN_RETURN_IF_ERROR(reader.Skip(8, "magic"));
-  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.algorithm));
-  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.blob_bytes));
-  SORUN_RETURN_IF_ERROR(reader.ReadU64(&record.hash));
-  return record;
+  return DecodeBlobChecksumRecord(checksum_.data, checksum_.size);
 }
 
 Status ModelFile::FindBlob() {

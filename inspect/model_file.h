@@ -19,6 +19,7 @@
 #include "base/file_util.h"
 #include "base/status.h"
 #include "inspect/elf_reader.h"
+#include "serialization/blob_checksum.h"
 
 namespace sorun {
 
@@ -26,13 +27,6 @@ namespace sorun {
 struct ModelFileMember {
   std::string name;  // "" for a .so; the archive member name ("devc.o") for a .tar
   ElfImage image;
-};
-
-// The fields of an integrity record (serialization/blob_checksum.h), as stored.
-struct ChecksumRecord {
-  uint64_t algorithm = 0;  // 1 = XXH64
-  uint64_t blob_bytes = 0;
-  uint64_t hash = 0;
 };
 
 class ModelFile {
@@ -61,9 +55,9 @@ class ModelFile {
   // Exported (global or weak) functions, sorted; _init/_fini left out.
   const std::vector<std::string>& host_functions() const { return host_functions_; }
 
-  // The stored fields of the integrity record (not verified: see VerifyBlobChecksum). NotFound
-  // without a record; DataLoss when it is too short.
-  StatusOr<ChecksumRecord> ReadChecksumRecord() const;
+  // The stored fields of the integrity record (DecodeBlobChecksumRecord: not verified, see
+  // VerifyBlobChecksum). NotFound without a record; DataLoss when it is too short.
+  StatusOr<BlobChecksumRecord> ReadChecksumRecord() const;
 
  private:
   Status FindBlob();

@@ -5,8 +5,9 @@
  * c_runtime_api.h / c_backend_api.h, which are byte-compatible) and export every operator as a
  * TVMBackendPackedCFunc. The runtime implements the functions declared at the bottom with C
  * linkage; compiled code reaches them either by these plain names (TVM's `c` target, system libs) or
- * through the weak pointer slots named in SORUN_CONTEXT_SLOT_NAMES, which the runtime fills when it
- * loads the library (TVM's `llvm` target). Values, type codes and layouts: docs/spec/FORMAT.md section 4.
+ * through weak pointer slots named "__" + the function (`__TVMFuncCall`, ...), which the runtime fills
+ * when it loads the library (TVM's `llvm` target; the one list of them: runtime/context_slots.h).
+ * Values, type codes and layouts: docs/spec/FORMAT.md section 4.
  */
 #ifndef SORUN_RUNTIME_C_RUNTIME_API_H_
 #define SORUN_RUNTIME_C_RUNTIME_API_H_
@@ -102,15 +103,6 @@ TVM_DLL int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int n
  * cannot be dlopen()ed without it. The runtime records name -> address (a later registration of the
  * same name wins, as in TVM) and returns 0; -1 for a null name. */
 TVM_DLL int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr);
-
-/* Names of the pointer slots LLVM-generated host code calls through, in TVM's order. The loader
- * stores the address of the function of the same name without the leading "__" into each slot it
- * finds in a library. */
-#define SORUN_CONTEXT_SLOT_NAMES                                                                         \
-  {                                                                                                      \
-    "__TVMFuncCall", "__TVMAPISetLastError", "__TVMBackendGetFuncFromEnv", "__TVMBackendAllocWorkspace", \
-        "__TVMBackendFreeWorkspace", "__TVMBackendParallelLaunch", "__TVMBackendParallelBarrier"         \
-  }
 
 #ifdef __cplusplus
 } /* extern "C" */

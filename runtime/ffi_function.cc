@@ -41,19 +41,9 @@ Status CallPackedWithFfiArgs(const PackedFuncNode& f, const TVMFFIAny* args, int
     return InvalidArgument("call of '" + f.name() + "' through TVMFFIFunctionCall: bad argument array");
   }
   // Device-kernel launches pass a handful of arguments: no heap allocation up to 16.
-  constexpr int kInline = 16;
-  TVMValue inline_values[kInline];
-  int inline_codes[kInline];
-  std::vector<TVMValue> heap_values;
-  std::vector<int> heap_codes;
-  TVMValue* values = inline_values;
-  int* codes = inline_codes;
-  if (num_args > kInline) {
-    heap_values.resize(static_cast<size_t>(num_args));
-    heap_codes.resize(static_cast<size_t>(num_args));
-    values = heap_values.data();
-    codes = heap_codes.data();
-  }
+  PackedArgArrays<16> arrays(static_cast<size_t>(num_args));
+  TVMValue* values = arrays.values();
+  int* codes = arrays.codes();
   for (int32_t i = 0; i < num_args; ++i) {
     const TVMFFIAny& a = args[i];
     switch (a.type_index) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "runtime/c_runtime_api.h"
+#include "runtime/context_slots.h"
 #include "runtime/ffi_c_api.h"
 #include "runtime/registry_keys.h"
 
@@ -24,6 +25,10 @@ LiveLibraries& Live() {
   static LiveLibraries* live = new LiveLibraries();
   return *live;
 }
+
+// The pointers the loader sets to the library module itself (and clears when the module goes): the
+// legacy `__tvm_module_ctx` and tvm-ffi's `__tvm_ffi__library_ctx`.
+constexpr const char* kModuleContextSymbols[] = {keys::kSymbolModuleCtx, keys::kSymbolFfiLibraryCtx};
 
 // True if p[0, max) holds a NUL-terminated C identifier within a sane length (the LLVM form of
 // __tvm_main__). Reads nothing at or past p + max.
@@ -76,7 +81,7 @@ LibraryModuleNode::~LibraryModuleNode() {
   if (it != live.by_handle.end() && it->second == this) {
     live.by_handle.erase(it);
     // The library may outlive this node (another SharedLibrary reference); do not leave a dangling ctx.
-    for (const char* name : {keys::kSymbolModuleCtx, keys::kSymbolFfiLibraryCtx}) {
+    for (const char* name : kModuleContextSymbols) {
       if (void** ctx = static_cast<void**>(library_->FindSymbol(name))) *ctx = nullptr;
     }
   }
@@ -93,31 +98,13 @@ StatusOr<bool> LibraryModuleNode::AttachImportsOnce(const std::vector<Module>& c
 const char* LibraryModuleNode::type_key() const { return keys::kTypeKeyLibrary; }
 
 void LibraryModuleNode::InitContext() {
-  struct Slot {
-    const char* name;
-    void* function;
-  };
-  const Slot slots[] = {
-      {"__TVMFuncCall", reinterpret_cast<void*>(&TVMFuncCall)},
-      {"__TVMAPISetLastError", reinterpret_cast<void*>(&TVMAPISetLastError)},
-      {"__TVMBackendGetFuncFromEnv", reinterpret_cast<void*>(&TVMBackendGetFuncFromEnv)},
-      {"__TVMBackendAllocWorkspace", reinterpret_cast<void*>(&TVMBackendAllocWorkspace)},
-      {"__TVMBackendFreeWorkspace", reinterpret_cast<void*>(&TVMBackendFreeWorkspace)},
-      {"__TVMBackendParallelLaunch", reinterpret_cast<void*>(&TVMBackendParallelLaunch)},
-      {"__TVMBackendParallelBarrier", reinterpret_cast<void*>(&TVMBackendParallelBarrier)},
-      // tvm-ffi builds (TVM 0.21+): host code calling device kernels, and raising errors.
-      {"__TVMFFIFunctionCall", reinterpret_cast<void*>(&TVMFFIFunctionCall)},
-      {"__TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStr)},
-      {"__TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(&TVMFFIEnvModLookupFromImports)},
-      {"__TVMFFIHandleInitOnce", reinterpret_cast<void*>(&TVMFFIHandleInitOnce)},
-  };
-  for (const Slot& slot : slots) {
+  for (const ContextSlot& slot : ContextSlots()) {
     if (void** p = static_cast<void**>(library_->FindSymbol(slot.name))) {
       *p = slot.function;
       ++context_slots_filled_;
     }
   }
-  for (const char* name : {keys::kSymbolModuleCtx, keys::kSymbolFfiLibraryCtx}) {
+  for (const char* name : kModuleContextSymbols) {
     if (void** ctx = static_cast<void**>(library_->FindSymbol(name))) *ctx = static_cast<ModuleNode*>(this);
   }
 }

@@ -52,7 +52,7 @@ class LibraryModuleNode final : public ModuleNode {
   const ObjectPtr<SharedLibrary>& library() const { return library_; }
   // Address of a symbol of the library, or nullptr.
   void* FindSymbol(const char* name) const { return library_->FindSymbol(name); }
-  // How many of the eleven context slots (__TVM* and __TVMFFI*) the library defines (for tools and tests).
+  // How many of the context slots (runtime/context_slots.h) the library defines (for tools and tests).
   int context_slots_filled() const { return context_slots_filled_; }
 
   // Attaches `children` as this library's imports the first time it is called for this node; later

@@ -437,44 +437,14 @@ Status PackedFunc::CallPacked(PackedArgs args, Value* ret) const {
 }
 
 Status PackedFunc::CallPacked(const std::vector<Value>& args, Value* ret) const {
-  constexpr size_t kInline = 8;
-  TVMValue values_inline[kInline];
-  int codes_inline[kInline];
-  std::vector<TVMValue> values_heap;
-  std::vector<int> codes_heap;
-  TVMValue* values = values_inline;
-  int* codes = codes_inline;
-  if (args.size() > kInline) {
-    values_heap.resize(args.size());
-    codes_heap.resize(args.size());
-    values = values_heap.data();
-    codes = codes_heap.data();
-  }
+  PackedArgArrays<8> arrays(args.size());
+  TVMValue* values = arrays.values();
+  int* codes = arrays.codes();
   for (size_t i = 0; i < args.size(); ++i) {
     values[i] = args[i].raw();
     codes[i] = args[i].type_code();
   }
   return CallPacked(PackedArgs(values, codes, static_cast<int>(args.size())), ret);
-}
-
-void SetLastErrorFromException(const char* entry, const std::exception* e) noexcept {
-  try {
-    std::string message = std::string(entry) + ": ";
-    if (e == nullptr) {
-      message += "C++ exception of unknown type";
-    } else if (dynamic_cast<const std::bad_alloc*>(e) != nullptr) {
-      message += std::string("out of memory (") + e->what() + ")";
-    } else {
-      message += std::string("C++ exception: ") + e->what();
-    }
-    SetLastError(message);
-  } catch (...) {
-    try {
-      SetLastError(std::string(entry) + ": C++ exception");
-    } catch (...) {
-      // No memory for any message: the previous last error stays.
-    }
-  }
 }
 
 }  // namespace sorun

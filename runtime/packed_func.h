@@ -13,8 +13,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -22,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/call_guarded.h"
 #include "base/object.h"
 #include "base/status.h"
 #include "runtime/c_runtime_api.h"
+#include "runtime/last_error.h"
 #include "runtime/tensor.h"
 
 namespace sorun {
@@ -70,6 +72,35 @@ class PackedArgs {
   const TVMValue* values_;
   const int* codes_;
   int size_;
+};
+
+// The argument arrays a caller fills before a packed call of `n` arguments (converting its own values
+// to TVM's form): in the object itself up to kInline arguments, so the common call allocates nothing,
+// else on the heap. Not copyable or movable (the pointers point into it); single-threaded.
+template <size_t kInline>
+class PackedArgArrays {
+ public:
+  explicit PackedArgArrays(size_t n) {
+    if (n > kInline) {
+      heap_values_.resize(n);
+      heap_codes_.resize(n);
+      values_ = heap_values_.data();
+      codes_ = heap_codes_.data();
+    }
+  }
+  PackedArgArrays(const PackedArgArrays&) = delete;
+  PackedArgArrays& operator=(const PackedArgArrays&) = delete;
+
+  TVMValue* values() { return values_; }
+  int* codes() { return codes_; }
+
+ private:
+  TVMValue inline_values_[kInline];
+  int inline_codes_[kInline];
+  std::vector<TVMValue> heap_values_;
+  std::vector<int> heap_codes_;
+  TVMValue* values_ = inline_values_;
+  int* codes_ = inline_codes_;
 };
 
 // An owning packed value. Objects (tensor, module, function) are held by reference.
@@ -216,24 +247,24 @@ class PackedFunc {
   ObjectPtr<PackedFuncNode> node_;
 };
 
-// Sets the calling thread's last error to "<entry>: <what>" for a C++ exception caught at a C
-// boundary ("out of memory" for std::bad_alloc). Never throws (a message that cannot be built leaves
-// "<entry>: C++ exception" or, failing that, the previous message).
-void SetLastErrorFromException(const char* entry, const std::exception* e) noexcept;
-
 // Runs `body`, the work of a C entry point (TVMFuncCall, TVMBackend*, TVMAPISetLastError, ...), so
-// that no C++ exception crosses into C code (a compiled kernel or a C client): std::bad_alloc,
-// std::length_error from a growing string or vector, or anything a C++ packed function throws
-// becomes `error_value` (-1, or NULL for pointers) with the message in TVMGetLastError(). Every
-// extern "C" function of the runtime and its backends wraps its body in this. Thread-safe.
+// that no C++ exception crosses into C code (a compiled kernel or a C client): an exception escaping
+// `body` becomes `error_value` (-1, or NULL for pointers) with the message of CallGuarded's Status
+// (base/call_guarded.h: "TVMFuncCall: out of memory (std::bad_alloc)", "TVMFuncCall: C++ exception:
+// ...") in TVMGetLastError(); with no memory for the message the previous one stays. Every extern "C"
+// function of the runtime and its backends wraps its body in this. Thread-safe.
 template <typename R, typename F>
 R GuardCBoundary(const char* entry, R error_value, F&& body) noexcept {
+  R result = error_value;
   try {
-    return body();
-  } catch (const std::exception& e) {
-    SetLastErrorFromException(entry, &e);
+    Status failure = CallGuarded(entry, [&]() -> Status {
+      result = body();
+      return Status::Ok();
+    });
+    if (failure.ok()) return result;
+    SetLastError(failure.message());
   } catch (...) {
-    SetLastErrorFromException(entry, nullptr);
+    // No memory for the message: the previous last error stays.
   }
   return error_value;
 }

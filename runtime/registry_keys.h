@@ -81,8 +81,9 @@ inline constexpr char kFfiKernelPrefix[] = "__tvm_ffi_";
 
 // True for names of the TVM / sorun ABI and of the toolchain that are never kernels, whatever their
 // type: every `__tvm_` name (__tvm_module_ctx, __tvm_dev_mblob, __tvm_set_device, __tvm_ffi_*...),
-// the `__TVM` context slots (__TVMFuncCall, ...), every `__sorun_` name (__sorun_blob_checksum),
-// `_lookup_linked_param` (called by the runtime with its own arguments) and the ELF `_init` / `_fini`.
+// the `__TVM` context slots (__TVMFuncCall, ...: runtime/context_slots.h), every `__sorun_` name
+// (__sorun_blob_checksum), `_lookup_linked_param` (called by the runtime with its own arguments) and the
+// ELF `_init` / `_fini`.
 // `__tvm_main__` is NOT reserved (see above). Pure; any thread.
 inline bool IsReservedAbiSymbol(std::string_view name) {
   if (name == kSymbolModuleMain) return false;

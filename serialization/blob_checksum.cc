@@ -30,26 +30,34 @@ std::string MakeBlobChecksumRecord(const std::string& blob) {
   return record;
 }
 
-Status VerifyBlobChecksum(const uint8_t* blob, uint64_t blob_bytes, const void* record, uint64_t record_size) {
-  if (record_size != 0 && record_size < kBlobChecksumRecordBytes) {
+StatusOr<BlobChecksumRecord> DecodeBlobChecksumRecord(const void* record, uint64_t record_size) {
+  if (record_size < kBlobChecksumRecordBytes) {
     return DataLoss("__sorun_blob_checksum holds " + std::to_string(record_size) + " bytes, expected 32");
   }
   const uint8_t* r = static_cast<const uint8_t*>(record);
-  if (std::memcmp(r, kMagic, sizeof(kMagic)) != 0) return DataLoss("__sorun_blob_checksum has a bad magic");
-  uint64_t algorithm = GetU64(r + 8);
-  if (algorithm != kAlgorithmXxh64) {
-    return DataLoss("__sorun_blob_checksum uses unknown algorithm " + std::to_string(algorithm));
+  BlobChecksumRecord fields;
+  fields.magic_ok = std::memcmp(r, kMagic, sizeof(kMagic)) == 0;
+  fields.algorithm = GetU64(r + 8);
+  fields.blob_bytes = GetU64(r + 16);
+  fields.hash = GetU64(r + 24);
+  return fields;
+}
+
+Status VerifyBlobChecksum(const uint8_t* blob, uint64_t blob_bytes, const void* record, uint64_t record_size) {
+  SORUN_ASSIGN_OR_RETURN(const BlobChecksumRecord fields,
+                         DecodeBlobChecksumRecord(record, record_size == 0 ? kBlobChecksumRecordBytes : record_size));
+  if (!fields.magic_ok) return DataLoss("__sorun_blob_checksum has a bad magic");
+  if (fields.algorithm != kAlgorithmXxh64) {
+    return DataLoss("__sorun_blob_checksum uses unknown algorithm " + std::to_string(fields.algorithm));
   }
-  uint64_t stored_bytes = GetU64(r + 16);
-  if (stored_bytes != blob_bytes) {
-    return DataLoss("blob checksum mismatch: the record covers " + std::to_string(stored_bytes) +
+  if (fields.blob_bytes != blob_bytes) {
+    return DataLoss("blob checksum mismatch: the record covers " + std::to_string(fields.blob_bytes) +
                     " bytes but __tvm_dev_mblob holds " + std::to_string(blob_bytes));
   }
-  uint64_t stored = GetU64(r + 24);
   uint64_t actual = Xxh64(blob, static_cast<size_t>(blob_bytes), 0);
-  if (stored != actual) {
+  if (fields.hash != actual) {
     return DataLoss("blob checksum mismatch: __tvm_dev_mblob was modified or corrupted (stored xxh64 " +
-                    Xxh64ToHex(stored) + ", computed " + Xxh64ToHex(actual) + ")");
+                    Xxh64ToHex(fields.hash) + ", computed " + Xxh64ToHex(actual) + ")");
   }
   return Status::Ok();
 }

@@ -3,11 +3,12 @@
 // model and instance life cycle, and execution. Each is a thin shell over model_state.h,
 // instance_state.h and request_execution.h that turns a sorun::Status into a TRITONSERVER_Error and
 // lets no C++ exception cross into Triton.
-#include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "api/sorun.h"
+#include "base/call_guarded.h"
 #include "serving/triton/instance_state.h"
 #include "serving/triton/model_state.h"
 #include "serving/triton/request_execution.h"
@@ -17,17 +18,14 @@
 namespace sorun::triton {
 namespace {
 
-// Runs `body` (returning a Status); an escaping exception becomes an INTERNAL error naming `where`.
+// Runs `body` (returning a Status) through CallGuarded (base/call_guarded.h: an exception escaping it
+// becomes an Internal or ResourceExhausted Status naming `where`) and hands the result to Triton.
 template <typename Body>
-TRITONSERVER_Error* Guarded(const char* where, Body&& body) {
+TRITONSERVER_Error* Guarded(const char* where, Body&& body) noexcept {
   try {
-    return ToTritonError(body());
-  } catch (const std::exception& e) {
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL,
-                                 (std::string("sorun backend: ") + where + ": " + e.what()).c_str());
-  } catch (...) {
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL,
-                                 (std::string("sorun backend: ") + where + ": unknown exception").c_str());
+    return ToTritonError(CallGuarded(where, std::forward<Body>(body)));
+  } catch (...) {  // not even the error could be allocated
+    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL, "sorun backend: out of memory");
   }
 }
 
@@ -155,13 +153,16 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     return Status::Ok();
   });
   if (error != nullptr) return error;
+  // An exception here is unreachable in practice (sorun returns Status values); it is logged, and the
+  // requests already answered stay answered.
   try {
-    sorun::triton::ExecuteRequests(*state, requests, request_count);
-  } catch (const std::exception& e) {
-    // Unreachable in practice (sorun returns Status values); requests already answered stay answered.
-    sorun::triton::LogError(std::string("TRITONBACKEND_ModelInstanceExecute: ") + e.what());
+    sorun::Status escaped = sorun::CallGuarded("TRITONBACKEND_ModelInstanceExecute", [&]() -> sorun::Status {
+      sorun::triton::ExecuteRequests(*state, requests, request_count);
+      return sorun::Status::Ok();
+    });
+    if (!escaped.ok()) sorun::triton::LogError(escaped.message());
   } catch (...) {
-    sorun::triton::LogError("TRITONBACKEND_ModelInstanceExecute: unknown exception");
+    // No memory even for the log line.
   }
   return nullptr;
 }

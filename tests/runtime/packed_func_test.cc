@@ -4,6 +4,7 @@
 
 #include <new>
 #include <string>
+#include <vector>
 
 #include "runtime/c_runtime_api.h"
 #include "runtime/data_type.h"
@@ -92,6 +93,44 @@ TEST(PackedFuncTest, DevicesAndDtypes) {
   });
   EXPECT_EQ(*f(DLDevice{kDLOpenCL, 2}, Float32())->AsString(), "opencl:2 float32");
   EXPECT_EQ(*f(DLDevice{kDLCPU, 0}, "int8")->AsString(), "cpu:0 int8");
+}
+
+TEST(PackedArgArraysTest, InlineUpToTheLimitThenOnTheHeap) {
+  PackedArgArrays<4> small(4);
+  const char* begin = reinterpret_cast<const char*>(&small);
+  const char* end = begin + sizeof(small);
+  const char* values = reinterpret_cast<const char*>(small.values());
+  const char* codes = reinterpret_cast<const char*>(small.codes());
+  EXPECT_TRUE(values >= begin && values < end);
+  EXPECT_TRUE(codes >= begin && codes < end);
+  PackedArgArrays<4> large(5);
+  const char* large_begin = reinterpret_cast<const char*>(&large);
+  const char* large_values = reinterpret_cast<const char*>(large.values());
+  EXPECT_FALSE(large_values >= large_begin && large_values < large_begin + sizeof(large));
+  for (int i = 0; i < 5; ++i) {  // all five slots are writable
+    large.values()[i].v_int64 = i;
+    large.codes()[i] = kTVMArgInt;
+  }
+  EXPECT_EQ(PackedArgs(large.values(), large.codes(), 5).GetInt(4).value(), 4);
+}
+
+TEST(PackedFuncTest, VectorCallsPassEveryArgumentPastTheInlineArrays) {
+  PackedFunc sum = PackedFunc::FromBody("sum", [](PackedArgs args, Value* ret) -> Status {
+    int64_t total = 0;
+    for (int i = 0; i < args.size(); ++i) {
+      SORUN_ASSIGN_OR_RETURN(int64_t v, args.GetInt(i));
+      total += v;
+    }
+    *ret = Value::Int(total);
+    return Status::Ok();
+  });
+  for (int n : {0, 8, 9, 20}) {
+    std::vector<Value> args;
+    for (int i = 1; i <= n; ++i) args.push_back(Value::Int(i));
+    Value ret;
+    ASSERT_TRUE(sum.CallPacked(args, &ret).ok());
+    EXPECT_EQ(ret.AsInt().value(), n * (n + 1) / 2) << n;
+  }
 }
 
 TEST(FunctionRegistryTest, RegisterGetOverrideAndList) {

@@ -110,10 +110,8 @@ int RunRelaxPack(const std::string& input, const std::string& output, bool check
   t.AddRow({"blob", std::to_string(r.old_blob_bytes) + " B -> " + std::to_string(r.new_blob_bytes) +
                         " B at file offset " + std::to_string(r.blob_file_offset)});
   std::string hash = "none (--no-checksum)";
-  if (r.checksum_record.size() == kBlobChecksumRecordBytes) {
-    uint64_t h = 0;
-    for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<uint8_t>(r.checksum_record[24 + static_cast<size_t>(i)]);
-    hash = "xxh64 " + Xxh64ToHex(h);
+  if (auto record = DecodeBlobChecksumRecord(r.checksum_record.data(), r.checksum_record.size()); record.ok()) {
+    hash = "xxh64 " + Xxh64ToHex(record->hash);
   }
   t.AddRow({"checksum", hash});
   io.out << t.Render();
