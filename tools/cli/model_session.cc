@@ -153,7 +153,7 @@ Status ModelSession::BindInputs(const std::vector<InputFile>& inputs, bool fill_
   for (const InputFile& f : inputs) {
     auto it = by_name.find(f.name);
     if (it == by_name.end()) {
-      return InvalidArgument("--input " + f.name + "=" + f.path + ": the graph has no input named '" + f.name +
+      return InvalidArgument("--input " + f.name + "=" + f.path + ": the model has no input named '" + f.name +
                              "' (inputs: " + InputList() + ")");
     }
     const TensorInfo& info = it->second;
