@@ -121,12 +121,17 @@ Status Executor::CopyOutputTo(int index, const DLTensor& out) const {
 
 Status Executor::Synchronize() {
   SORUN_EXECUTOR_OR_MOVED_FROM();
-  for (const DLDevice& device : ex.devices()) {
-    if (device.device_type == kDLCPU) continue;
-    SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device.device_type));
-    SORUN_RETURN_IF_ERROR(api->Sync(device, nullptr));
-  }
-  return Status::Ok();
+  return ex.Synchronize();
+}
+
+StatusOr<void*> Executor::GetStream(DLDevice device) const {
+  SORUN_EXECUTOR_OR_MOVED_FROM();
+  return ex.GetStream(device);
+}
+
+Status Executor::SetStream(DLDevice device, void* stream) {
+  SORUN_EXECUTOR_OR_MOVED_FROM();
+  return ex.SetStream(device, stream);
 }
 
 Status Executor::Warmup() {

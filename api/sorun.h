@@ -195,8 +195,19 @@ class Executor {
   StatusOr<NDArray> GetInput(int index) const;
   // Copies output `index` into `out` (same shape and dtype, any device).
   Status CopyOutputTo(int index, const DLTensor& out) const;
-  // Waits until every device of the executor is idle (the CPU is always idle after Run).
+  // Run queues device work and may return before it finishes: waits until the work this executor
+  // queued has finished (the CPU is always idle after Run). CopyOutputTo and Run(inputs) wait
+  // themselves; read GetOutput's array on the host after Synchronize.
   Status Synchronize();
+  // The stream this executor queues the work of `device` on: its own (a CUDA stream per executor, so
+  // executors of one GPU overlap; ordered with stream 0) or the one given to SetStream; null where the device
+  // has no streams (OpenCL). InvalidArgument for a device the executor does not use (or the CPU).
+  StatusOr<void*> GetStream(DLDevice device) const;
+  // Queues the executor's work on `device` on `stream` (a CUstream of that device for CUDA) from now
+  // on: the host's stream (Triton's instance stream, torch.cuda.current_stream().cuda_stream), which
+  // the host keeps alive while the executor uses it; nullptr goes back to the executor's own.
+  // Work already queued on the previous stream is waited for first.
+  Status SetStream(DLDevice device, void* stream);
 
   // See ExecutorOptions::warmup.
   Status Warmup();

@@ -401,6 +401,22 @@ sorun_status_t sorun_executor_synchronize(sorun_executor_t* executor) {
   });
 }
 
+sorun_status_t sorun_executor_get_stream(sorun_executor_t* executor, DLDevice device, void** stream) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(executor);
+    SORUN_C_CHECK_NOT_NULL(stream);
+    SORUN_ASSIGN_OR_RETURN(*stream, executor->executor.GetStream(device));
+    return Status::Ok();
+  });
+}
+
+sorun_status_t sorun_executor_set_stream(sorun_executor_t* executor, DLDevice device, void* stream) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(executor);
+    return executor->executor.SetStream(device, stream);
+  });
+}
+
 sorun_status_t sorun_executor_get_output(sorun_executor_t* executor, int32_t index, DLManagedTensor** out) {
   return Guarded(__func__, [&, function = __func__]() -> Status {
     SORUN_C_CHECK_NOT_NULL(executor);

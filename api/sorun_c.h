@@ -67,7 +67,7 @@ extern "C" {
 /* The version of this header; compare with sorun_api_version() (the library's) at startup. A library
  * with the same major and a minor >= the header's has every function and field used. */
 #define SORUN_API_VERSION_MAJOR 1
-#define SORUN_API_VERSION_MINOR 1
+#define SORUN_API_VERSION_MINOR 2
 #define SORUN_API_VERSION ((SORUN_API_VERSION_MAJOR << 16) | SORUN_API_VERSION_MINOR)
 
 /* Error classes; the numeric values are stable (they are sorun::StatusCode's, base/status.h). */
@@ -209,8 +209,17 @@ SORUN_C_API sorun_status_t sorun_executor_set_output_zero_copy(sorun_executor_t*
 
 /* Runs the model once with the inputs set so far. */
 SORUN_C_API sorun_status_t sorun_executor_run(sorun_executor_t* executor);
-/* Waits until every device of the executor is idle (the CPU always is after a run). */
+/* A run queues device work and may return before it finishes: waits until the work this executor
+ * queued has finished (the CPU always has after a run). */
 SORUN_C_API sorun_status_t sorun_executor_synchronize(sorun_executor_t* executor);
+/* Since 1.2. The stream the executor queues the work of `device` on (its own, or the one given to
+ * sorun_executor_set_stream; NULL where the device has no streams). A device it does not use, or
+ * the CPU, is SORUN_INVALID_ARGUMENT. */
+SORUN_C_API sorun_status_t sorun_executor_get_stream(sorun_executor_t* executor, DLDevice device, void** stream);
+/* Since 1.2. Queues the executor's work on `device` on `stream` (a CUstream of that device for CUDA), which the
+ * caller keeps alive while the executor uses it; NULL goes back to the executor's own stream. Work
+ * queued on the previous stream is waited for first. */
+SORUN_C_API sorun_status_t sorun_executor_set_stream(sorun_executor_t* executor, DLDevice device, void* stream);
 
 /* The executor's own output array, no copy: *out is the caller's and is released by calling
  * (*out)->deleter(*out); the memory stays valid until then, even past sorun_executor_free. Its values

@@ -16,7 +16,8 @@ KernelTimer::KernelTimer(const std::vector<DLDevice>& devices, bool record_event
 Status KernelTimer::WaitForDevices() const {
   for (const DLDevice& d : devices_) {
     SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(d.device_type));
-    SORUN_RETURN_IF_ERROR(api->Sync(d, nullptr));
+    // The executor's stream (current during its calls): other executors' work is not waited for.
+    SORUN_RETURN_IF_ERROR(api->Sync(d, api->CurrentStream(d)));
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 #include "executor/model_executor.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "base/busy_guard.h"
@@ -16,14 +17,18 @@ constexpr char kBusyRefusal[] =
     "from the model)";
 }  // namespace
 
-// The busy guard of one public call: `SORUN_RETURN_IF_ERROR(exclusive.status())` first.
+// The busy guard of one public call, and (once it holds) the executor's streams made current:
+// `SORUN_RETURN_IF_ERROR(exclusive.status())` first.
 class ModelExecutor::Exclusive {
  public:
-  explicit Exclusive(const ModelExecutor& e) : guard_(e.busy_, kBusyRefusal) {}
+  explicit Exclusive(const ModelExecutor& e) : guard_(e.busy_, kBusyRefusal) {
+    if (guard_.status().ok()) streams_.emplace(e.streams_);
+  }
   Status status() const { return guard_.status(); }
 
  private:
   BusyGuard guard_;
+  std::optional<ExecutorStreams::Scope> streams_;
 };
 
 #define SORUN_EXECUTOR_EXCLUSIVE()  \
@@ -39,6 +44,11 @@ ModelExecutor::ModelExecutor(Setup setup)
       num_outputs_(static_cast<int>(signature_->outputs().size())) {}
 
 ModelExecutor::~ModelExecutor() = default;
+
+Status ModelExecutor::OpenStreams() {
+  SORUN_ASSIGN_OR_RETURN(streams_, ExecutorStreams::Create(devices_));
+  return Status::Ok();
+}
 
 int ModelExecutor::num_threads() const {
   return thread_pool_ ? thread_pool_->num_threads() : ThreadPool::Global().num_threads();
@@ -132,6 +142,21 @@ Status ModelExecutor::CopyOutputTo(int index, const DLTensor& out) const {
                            DTypeToString(out.dtype) + ShapeToString(out.shape, out.ndim));
   }
   return CopyTensor(*output.dl(), out).Annotate(what);
+}
+
+StatusOr<TVMStreamHandle> ModelExecutor::GetStream(DLDevice device) const {
+  SORUN_EXECUTOR_EXCLUSIVE();
+  return streams_.Get(device);
+}
+
+Status ModelExecutor::SetStream(DLDevice device, TVMStreamHandle stream) {
+  SORUN_EXECUTOR_EXCLUSIVE();
+  return streams_.Set(device, stream);
+}
+
+Status ModelExecutor::Synchronize() {
+  SORUN_EXECUTOR_EXCLUSIVE();
+  return streams_.Synchronize();
 }
 
 Status ModelExecutor::Run() {

@@ -15,6 +15,9 @@
 //     kind's hook never runs concurrently with another hook of the same executor.
 // Run, Warmup and Profile enter the executor's thread pool (ThreadPool::Scope) for the kernels'
 // parallel loops. Many executors (e.g. one per thread, all of one model) run concurrently.
+// Device work of every call is queued on the executor's streams (executor/executor_streams.h: its own
+// per non-CPU device, or the host's after SetStream), made current for the call; work queued by Run
+// is finished after Synchronize (or a copy out of the executor: CopyOutputTo waits for it).
 //
 // Ownership: an executor keeps its model alive (the kind holds the model's shared parts); tensors it
 // hands out view its memory and stay valid while they live, with the values of the last run.
@@ -32,6 +35,7 @@
 #include "base/object.h"
 #include "base/status.h"
 #include "executor/executor_kind.h"
+#include "executor/executor_streams.h"
 #include "executor/model_signature.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
@@ -82,6 +86,16 @@ class ModelExecutor {
   // Copies output `index` into `out` (the output's shape and dtype, any device).
   Status CopyOutputTo(int index, const DLTensor& out) const;
 
+  // The stream the executor queues the work of `device` on (null: the device's default queue);
+  // InvalidArgument for a device that is not one of its non-CPU devices.
+  StatusOr<TVMStreamHandle> GetStream(DLDevice device) const;
+  // Queues the work of `device` on `stream` from now on: a stream of that device the host owns and
+  // keeps alive while the executor uses it (e.g. Triton's instance stream); null goes back to the
+  // executor's own. Work already queued on the previous stream is waited for first.
+  Status SetStream(DLDevice device, TVMStreamHandle stream);
+  // Waits until the device work this executor queued has finished (the CPU is idle after Run).
+  Status Synchronize();
+
   Status Run();
   // Maps the pages the first run would fault in (the kind names them: activation memory, weights read
   // in place) without running a kernel or changing a value.
@@ -113,6 +127,9 @@ class ModelExecutor {
   };
 
   explicit ModelExecutor(Setup setup);
+  // Called by the kind once at the end of its creation, after its device memory and uploads: makes
+  // the executor's streams (ExecutorStreams::Create).
+  Status OpenStreams();
 
   // The rule for a tensor the kernels will use directly (zero-copy bindings): on `device`, with data,
   // compact, 64-byte aligned on the CPU (TVM's kernels use aligned loads), byte_offset 0 elsewhere.
@@ -151,6 +168,7 @@ class ModelExecutor {
   const ExecutorCapabilities capabilities_;
   std::atomic<int> num_outputs_;
   mutable std::atomic<bool> busy_{false};
+  ExecutorStreams streams_;  // set by OpenStreams before the executor is handed out
 };
 
 }  // namespace sorun

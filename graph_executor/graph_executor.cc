@@ -57,6 +57,7 @@ StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(std::shared_ptr<c
   e->lib_ = std::move(kernel_lib);
   e->weights_ = std::move(weights);
   SORUN_RETURN_IF_ERROR(e->Init());
+  SORUN_RETURN_IF_ERROR(e->OpenStreams());
   return e;
 }
 

@@ -323,7 +323,34 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
             return out;
           },
           "Runs once and returns every kernel call in order: dicts with node_id, name, func_name, start_us "
-          "(from the start of the run) and duration_us.");
+          "(from the start of the run) and duration_us.")
+      .def(
+          "synchronize",
+          [](PyExecutor& self) {
+            py::gil_scoped_release release;
+            Check(self.ex->Synchronize());
+          },
+          "Waits until the device work this executor queued has finished (run() may return before a GPU "
+          "has; run(inputs) and reading outputs as CPU tensors wait themselves).")
+      .def(
+          "stream",
+          [](PyExecutor& self, const std::string& device) {
+            return reinterpret_cast<uintptr_t>(Value(self.ex->GetStream(ParseDevices(py::str(device))[0])));
+          },
+          py::arg("device"),
+          "The stream (an integer handle: a CUstream for 'cuda:N') this executor queues its work on `device` "
+          "on: its own, or the one given to set_stream; 0 where the device has no streams.")
+      .def(
+          "set_stream",
+          [](PyExecutor& self, const std::string& device, uintptr_t stream) {
+            const DLDevice d = ParseDevices(py::str(device))[0];
+            py::gil_scoped_release release;
+            Check(self.ex->SetStream(d, reinterpret_cast<void*>(stream)));
+          },
+          py::arg("device"), py::arg("stream"),
+          "Queues this executor's work on `device` on `stream` from now on: an integer stream handle the caller "
+          "keeps alive, e.g. torch.cuda.current_stream().cuda_stream; 0 goes back to the executor's own stream. "
+          "Work queued on the previous stream is waited for first.");
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ StatusOr<std::unique_ptr<VmExecutor>> VmExecutor::Create(ObjectPtr<VmProgram> pr
       v = VmValue::FromTensor(*copy);
     }
   }
+  SORUN_RETURN_IF_ERROR(e->OpenStreams());
   return e;
 }
 

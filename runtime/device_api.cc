@@ -38,6 +38,20 @@ Status DeviceApi::FreeWorkspace(DLDevice device, void* ptr) {
   return Status::Ok();
 }
 
+StatusOr<TVMStreamHandle> DeviceApi::CreateStream(DLDevice) { return TVMStreamHandle{nullptr}; }
+
+Status DeviceApi::FreeStream(DLDevice device, TVMStreamHandle stream) {
+  if (stream == nullptr) return Status::Ok();
+  return InvalidArgument("FreeStream: " + DeviceToString(device) + " has no streams to free");
+}
+
+TVMStreamHandle DeviceApi::CurrentStream(DLDevice) { return nullptr; }
+
+Status DeviceApi::SetCurrentStream(DLDevice device, TVMStreamHandle stream) {
+  if (stream == nullptr) return Status::Ok();
+  return Unimplemented("streams: " + DeviceToString(device) + " has one queue and no streams to choose from");
+}
+
 Status RegisterDeviceApi(std::unique_ptr<DeviceApi> api) {
   if (!api) return InvalidArgument("RegisterDeviceApi: null backend");
   int type = api->device_type();

@@ -48,6 +48,18 @@ class DeviceApi {
   // Temporary memory for kernels (TVMBackendAllocWorkspace). Default: Alloc/Free.
   virtual StatusOr<void*> AllocWorkspace(DLDevice device, size_t nbytes);
   virtual Status FreeWorkspace(DLDevice device, void* ptr);
+
+  // Streams (TVM's CreateStream / FreeStream / SetStream / GetCurrentStream). A backend without
+  // streams (the CPU, OpenCL: one queue per device) has only the null stream; these defaults say so.
+  // A new queue of `device` whose work runs independently of the device's other created queues (CUDA:
+  // a stream ordered with stream 0); the caller owns it and releases it with FreeStream. Null: none.
+  virtual StatusOr<TVMStreamHandle> CreateStream(DLDevice device);
+  virtual Status FreeStream(DLDevice device, TVMStreamHandle stream);
+  // The calling thread's current stream of `device`: where kernels launch and stream-less copies run
+  // (null = the device's default queue).
+  virtual TVMStreamHandle CurrentStream(DLDevice device);
+  // Sets it (thread-local). Default: only null is accepted.
+  virtual Status SetCurrentStream(DLDevice device, TVMStreamHandle stream);
 };
 
 // Registers `api` for its device type, replacing nothing: a second registration for the same type is

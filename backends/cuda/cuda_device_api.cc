@@ -159,14 +159,62 @@ class CudaDeviceApi final : public DeviceApi {
     if (driver.ok()) (*driver)->api().cuMemFree_v2(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
   }
 
+  // A copy given a stream is queued on it. A copy given none runs on the calling thread's current
+  // stream of the CUDA device that runs it (the source's when both are CUDA tensors, as in TVM) and has
+  // finished when Copy returns; with no current stream, the driver's synchronous copies on stream 0.
   Status Copy(const DLTensor& from, const DLTensor& to, TVMStreamHandle stream_handle) override {
+    if (stream_handle != nullptr) return CopyOn(from, to, static_cast<CUstream>(stream_handle));
+    const DLDevice runner = from.device.device_type == kDLCUDA ? from.device : to.device;
+    const CUstream current = runner.device_type == kDLCUDA ? cuda::CurrentStream(runner.device_id) : nullptr;
+    SORUN_RETURN_IF_ERROR(CopyOn(from, to, current));
+    return current == nullptr ? Status::Ok() : Sync(runner, current);
+  }
+
+  Status Sync(DLDevice device, TVMStreamHandle stream) override {
+    const std::string what = "synchronizing " + DeviceName(device.device_id);
+    auto driver = cuda::ActivateDevice(device.device_id);
+    if (!driver.ok()) return std::move(driver).status().Annotate(what);
+    const cuda::CudaDriverApi& api = (*driver)->api();
+    return (*driver)->Check(stream ? api.cuStreamSynchronize(static_cast<CUstream>(stream)) : api.cuCtxSynchronize(),
+                            what);
+  }
+
+  StatusOr<TVMStreamHandle> CreateStream(DLDevice device) override {
+    // Ordered with stream 0 (CU_STREAM_DEFAULT), not non-blocking: host code that reads an output with
+    // a stream-0 copy (cuMemcpyDtoH, NDArray::CopyTo) then still waits for the kernels that wrote it.
+    // Streams of two executors are independent of each other either way, so they overlap.
+    SORUN_ASSIGN_OR_RETURN(CUstream stream, cuda::CreateStream(device.device_id));
+    return static_cast<TVMStreamHandle>(stream);
+  }
+
+  Status FreeStream(DLDevice device, TVMStreamHandle stream) override {
+    if (stream == nullptr) return Status::Ok();
+    return cuda::DestroyStream(device.device_id, static_cast<CUstream>(stream));
+  }
+
+  TVMStreamHandle CurrentStream(DLDevice device) override { return cuda::CurrentStream(device.device_id); }
+
+  Status SetCurrentStream(DLDevice device, TVMStreamHandle stream) override {
+    return cuda::SetCurrentStream(device.device_id, static_cast<CUstream>(stream));
+  }
+
+  StatusOr<void*> AllocWorkspace(DLDevice device, size_t nbytes) override {
+    return CudaWorkspaceCache::ThreadLocal().Alloc(device.device_id, nbytes);
+  }
+
+  Status FreeWorkspace(DLDevice device, void* ptr) override {
+    return CudaWorkspaceCache::ThreadLocal().Free(device.device_id, ptr);
+  }
+
+ private:
+  // Queues the copy on `stream` (null: the driver's synchronous copies).
+  static Status CopyOn(const DLTensor& from, const DLTensor& to, CUstream stream) {
     SORUN_ASSIGN_OR_RETURN(uint64_t nbytes, ShapeByteSize(from.shape, from.ndim, from.dtype));
     const std::string what = "copying " + DescribeDLTensor(from) + " to " + DescribeDLTensor(to);
     const bool from_cuda = from.device.device_type == kDLCUDA;
     const bool to_cuda = to.device.device_type == kDLCUDA;
     const bool from_cpu = from.device.device_type == kDLCPU;
     const bool to_cpu = to.device.device_type == kDLCPU;
-    CUstream stream = static_cast<CUstream>(stream_handle);
     const size_t n = static_cast<size_t>(nbytes);
     if (from_cuda && to_cuda) {
       // The source device's context runs the copy (and owns `stream`), as in TVM.
@@ -206,23 +254,6 @@ class CudaDeviceApi final : public DeviceApi {
                               what);
     }
     return InvalidArgument(what + ": the CUDA backend copies only between cpu and cuda devices");
-  }
-
-  Status Sync(DLDevice device, TVMStreamHandle stream) override {
-    const std::string what = "synchronizing " + DeviceName(device.device_id);
-    auto driver = cuda::ActivateDevice(device.device_id);
-    if (!driver.ok()) return std::move(driver).status().Annotate(what);
-    const cuda::CudaDriverApi& api = (*driver)->api();
-    return (*driver)->Check(stream ? api.cuStreamSynchronize(static_cast<CUstream>(stream)) : api.cuCtxSynchronize(),
-                            what);
-  }
-
-  StatusOr<void*> AllocWorkspace(DLDevice device, size_t nbytes) override {
-    return CudaWorkspaceCache::ThreadLocal().Alloc(device.device_id, nbytes);
-  }
-
-  Status FreeWorkspace(DLDevice device, void* ptr) override {
-    return CudaWorkspaceCache::ThreadLocal().Free(device.device_id, ptr);
   }
 };
 

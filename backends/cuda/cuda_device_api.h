@@ -5,8 +5,9 @@
 //
 // Device pointers travel as `void*` (DLTensor::data of a CUDA tensor is the CUdeviceptr). Streams
 // are CUstream handles passed as TVMStreamHandle; null means the legacy default stream, and Sync
-// with a null stream waits for all work of the device. Create/select streams with the functions of
-// backends/cuda/cuda_devices.h.
+// with a null stream waits for all work of the device. CreateStream makes streams ordered with stream 0
+// (an executor's own, executor/executor_streams.h); the current stream is the thread's, kept by
+// backends/cuda/cuda_devices.h. A copy given no stream runs on the current stream and is waited for.
 //
 // Without a driver every operation returns Unavailable "no CUDA driver: ..." and DeviceCount() is
 // 0; nothing touches the driver before the first call. Registered by RegisterCudaBackend (which owns

@@ -14,6 +14,10 @@
  * driver checks them: a current context of the kernel's device, block <= 1024 threads, dynamic
  * shared memory within the kernel's limit (48 KiB unless raised with cuFuncSetAttribute), pointer
  * parameters inside live allocations. Declarations are written out here (no cuda.h needed).
+ * It also runs the zoo's CUDA kernels (testdata/kernels/nn_cuda.cu: sorun_dev_{relu,add,dense_bias}
+ * _kernel), so whole zoo models with a CUDA module (mlp_cuda) run on it, and it counts the work
+ * queued on each stream: sorun_fake_cuda_stream_ops(stream) (NULL: stream 0) and
+ * sorun_fake_cuda_stream_flags(stream), for tests that check where an executor queues its work.
  * Thread-safe (one lock); the current context is thread-local, as in the driver.
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
@@ -52,8 +56,19 @@ typedef struct CUctx_st {
   int device;
 } CUctx_st;
 
-enum { KERNEL_VECTOR_ADD, KERNEL_AFFINE_2D, KERNEL_REVERSE_DYN_SMEM, KERNEL_BARRIER_PROBE, NUM_KERNELS };
-static const char* const kKernelNames[NUM_KERNELS] = {"vector_add", "affine_2d", "reverse_dyn_smem", "barrier_probe"};
+enum {
+  KERNEL_VECTOR_ADD,
+  KERNEL_AFFINE_2D,
+  KERNEL_REVERSE_DYN_SMEM,
+  KERNEL_BARRIER_PROBE,
+  KERNEL_ZOO_RELU,
+  KERNEL_ZOO_ADD,
+  KERNEL_ZOO_DENSE_BIAS,
+  NUM_KERNELS
+};
+static const char* const kKernelNames[NUM_KERNELS] = {
+    "vector_add",           "affine_2d",           "reverse_dyn_smem", "barrier_probe", "sorun_dev_relu_kernel",
+    "sorun_dev_add_kernel", "sorun_dev_dense_bias_kernel"};
 
 struct CUmod_st;
 typedef struct CUfunc_st {
@@ -71,7 +86,19 @@ typedef struct CUmod_st {
 
 typedef struct CUstream_st {
   int device;
+  unsigned int flags;
+  unsigned long long ops; /* launches, copies and memsets queued on it */
 } CUstream_st;
+
+static unsigned long long g_default_stream_ops = 0; /* the same for stream 0 */
+
+/* Counts one operation queued on `s` (NULL: stream 0). */
+static void Queued(CUstream_st* s) { __atomic_fetch_add(s ? &s->ops : &g_default_stream_ops, 1, __ATOMIC_RELAXED); }
+
+unsigned long long sorun_fake_cuda_stream_ops(CUstream_st* s) {
+  return __atomic_load_n(s ? &s->ops : &g_default_stream_ops, __ATOMIC_RELAXED);
+}
+unsigned int sorun_fake_cuda_stream_flags(CUstream_st* s) { return s ? s->flags : 0; }
 
 typedef struct Allocation {
   char* base;
@@ -262,27 +289,44 @@ static CUresult Copy(void* dst, const void* src, size_t bytes, int dst_device, i
   return CUDA_SUCCESS;
 }
 #define DEV(p) ((void*)(uintptr_t)(p))
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) { return Copy(DEV(dst), src, n, 1, 0); }
-CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) { return Copy(dst, DEV(src), n, 0, 1); }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { return Copy(DEV(dst), DEV(src), n, 1, 1); }
-CUresult cuMemcpyPeer(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n) {
-  if (dc == NULL || sc == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
+  Queued(NULL);
+  return Copy(DEV(dst), src, n, 1, 0);
+}
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  Queued(NULL);
+  return Copy(dst, DEV(src), n, 0, 1);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  Queued(NULL);
   return Copy(DEV(dst), DEV(src), n, 1, 1);
 }
+static CUresult CopyPeer(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n, CUstream_st* s) {
+  if (dc == NULL || sc == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  Queued(s);
+  return Copy(DEV(dst), DEV(src), n, 1, 1);
+}
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n) {
+  return CopyPeer(dst, dc, src, sc, n, NULL);
+}
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream_st* s) {
+  Queued(s);
   return Copy(DEV(dst), src, n, 1, 0);
 }
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream_st* s) {
+  Queued(s);
   return Copy(dst, DEV(src), n, 0, 1);
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream_st* s) {
+  Queued(s);
   return Copy(DEV(dst), DEV(src), n, 1, 1);
 }
 CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUctx_st* dc, CUdeviceptr src, CUctx_st* sc, size_t n, CUstream_st* s) {
-  return cuMemcpyPeer(dst, dc, src, sc, n);
+  return CopyPeer(dst, dc, src, sc, n, s);
 }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream_st* s) {
   if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  Queued(s);
   if (count > SIZE_MAX / 4 || !Valid(DEV(dst), count * 4)) return CUDA_ERROR_INVALID_VALUE;
   uint32_t* p = (uint32_t*)DEV(dst);
   for (size_t i = 0; i < count; ++i) p[i] = value;
@@ -293,9 +337,11 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUs
 
 CUresult cuStreamCreate(CUstream_st** stream, unsigned int flags) {
   if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
-  *stream = (CUstream_st*)malloc(sizeof(CUstream_st));
+  if (flags > 1) return CUDA_ERROR_INVALID_VALUE; /* CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING */
+  *stream = (CUstream_st*)calloc(1, sizeof(CUstream_st));
   if (*stream == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   (*stream)->device = t_current->device;
+  (*stream)->flags = flags;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream_st* stream) {
@@ -459,6 +505,7 @@ CUresult cuLaunchKernel(CUfunc_st* f, unsigned gx, unsigned gy, unsigned gz, uns
   }
   if ((int)shared_bytes > f->max_dynamic_shared) return CUDA_ERROR_INVALID_VALUE;
   if (extra != NULL) return CUDA_ERROR_INVALID_VALUE;
+  Queued(stream);
   const uint64_t nx = (uint64_t)gx * bx, ny = (uint64_t)gy * by;
   switch (f->kernel) {
     case KERNEL_VECTOR_ADD: {
@@ -505,6 +552,45 @@ CUresult cuLaunchKernel(CUfunc_st* f, unsigned gx, unsigned gy, unsigned gz, uns
       uint32_t* state = f->module->barrier_state;
       if (state == NULL || !Valid(out, 4)) return CUDA_ERROR_ILLEGAL_ADDRESS;
       for (uint64_t t = 0; t < nx * ny * gz * bz; ++t) *out = (*state)++;
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_ZOO_RELU: {
+      const float* x = PARAM(const float*, 0);
+      float* y = PARAM(float*, 1);
+      int32_t n = PARAM(int32_t, 2);
+      uint64_t count = n <= 0 ? 0 : ((uint64_t)n < nx ? (uint64_t)n : nx);
+      if (count && (!Valid(x, count * 4) || !Valid(y, count * 4))) return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t i = 0; i < count; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_ZOO_ADD: {
+      const float* a = PARAM(const float*, 0);
+      const float* b = PARAM(const float*, 1);
+      float* y = PARAM(float*, 2);
+      int32_t n = PARAM(int32_t, 3);
+      uint64_t count = n <= 0 ? 0 : ((uint64_t)n < nx ? (uint64_t)n : nx);
+      if (count && (!Valid(a, count * 4) || !Valid(b, count * 4) || !Valid(y, count * 4)))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+      return CUDA_SUCCESS;
+    }
+    case KERNEL_ZOO_DENSE_BIAS: {
+      const float* x = PARAM(const float*, 0);
+      const float* w = PARAM(const float*, 1);
+      const float* b = PARAM(const float*, 2);
+      float* y = PARAM(float*, 3);
+      int32_t rows = PARAM(int32_t, 4), k = PARAM(int32_t, 5), m = PARAM(int32_t, 6);
+      if (rows <= 0 || k <= 0 || m <= 0) return CUDA_SUCCESS;
+      uint64_t total = (uint64_t)rows * (uint64_t)m;
+      if (!Valid(x, (uint64_t)rows * k * 4) || !Valid(w, (uint64_t)m * k * 4) || !Valid(b, (uint64_t)m * 4) ||
+          !Valid(y, total * 4))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+      for (uint64_t o = 0; o < total && o < nx; ++o) {
+        uint64_t i = o / (uint64_t)m, j = o % (uint64_t)m;
+        float acc = b[j];
+        for (int32_t p = 0; p < k; ++p) acc += x[i * (uint64_t)k + (uint64_t)p] * w[j * (uint64_t)k + (uint64_t)p];
+        y[o] = acc;
+      }
       return CUDA_SUCCESS;
     }
     default: return CUDA_ERROR_INVALID_HANDLE;

@@ -165,6 +165,20 @@ def test_profile_table(mlp):
         assert 0 < r["min_us"] <= r["mean_us"]
 
 
+def test_streams_of_a_cpu_executor(mlp, mlp_data):
+    """A CPU executor queues no device work: synchronize() returns, a stream is refused naming why."""
+    x, expected = mlp_data
+    ex = mlp.executor()
+    ex.run(data=x)
+    ex.synchronize()
+    with pytest.raises(sorun.InvalidArgumentError, match="a CPU executor queues nothing"):
+        ex.stream("cuda:0")
+    with pytest.raises(sorun.InvalidArgumentError, match="stream of cuda:0"):
+        ex.set_stream("cuda:0", 0)
+    with pytest.raises(sorun.InvalidArgumentError, match="bad device"):
+        ex.stream("gpu")
+
+
 def test_num_threads(mlp, mlp_data):
     x, expected = mlp_data
     n = sorun.num_threads()

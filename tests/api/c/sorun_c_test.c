@@ -213,6 +213,13 @@ static void RunAndCheck(sorun_executor_t* exec) {
   OK_OR_DIE(sorun_executor_set_input_by_name(exec, "data", &in));
   OK_OR_DIE(sorun_executor_run(exec));
   OK_OR_DIE(sorun_executor_synchronize(exec));
+  /* A CPU executor has no streams (API 1.2): asking names why; the output stays untouched. */
+  void* stream = &stream;
+  DLDevice cuda0 = {kDLCUDA, 0};
+  CHECK_FAILS(sorun_executor_get_stream(exec, cuda0, &stream), SORUN_INVALID_ARGUMENT, "a CPU executor queues nothing");
+  CHECK(stream == &stream);
+  CHECK_FAILS(sorun_executor_set_stream(exec, cuda0, NULL), SORUN_INVALID_ARGUMENT, "stream of cuda:0");
+  CHECK_FAILS(sorun_executor_get_stream(exec, cuda0, NULL), SORUN_INVALID_ARGUMENT, "stream");
 
   float copied[kOutputSize];
   int64_t out_shape[2] = {1, kOutputSize};
