@@ -4,12 +4,14 @@
 // current only during the executor's calls, and two executors on two threads keep their outputs.
 // The _fake_driver variant runs it on the stand-in libcuda (which runs the zoo's kernels and counts
 // the work queued on each stream: sorun_fake_cuda_stream_ops); on a GPU the same tests run with the
-// real driver (the per-stream counts are then skipped); without a CUDA device they skip.
+// real driver (the per-stream counts are then skipped); without a CUDA device they skip, unless
+// SORUN_REQUIRE_GPU=1 (tests/cuda/stage_gpu_tests.sh's run.sh), which makes that a failure.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -63,6 +65,10 @@ class ExecutorStreamsTest : public ::testing::Test {
     ASSERT_TRUE(Initialize().ok());
     if (!testing::FileExists(ZooFile("mlp_cuda.so"))) GTEST_SKIP() << "built without nvcc: no mlp_cuda.so";
     Status present = CheckDeviceExists(kCuda0);
+    const char* required = std::getenv("SORUN_REQUIRE_GPU");
+    if (!present.ok() && required != nullptr && std::string(required) == "1") {
+      FAIL() << "SORUN_REQUIRE_GPU is set but there is no CUDA device: " << present.ToString();
+    }
     if (!present.ok()) GTEST_SKIP() << "no CUDA device: " << present.ToString();
     auto model = Model::Load(ZooFile("mlp_cuda.so"));
     ASSERT_TRUE(model.ok()) << model.status().ToString();
