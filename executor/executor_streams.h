@@ -3,7 +3,8 @@
 //   - by default the executor's own, made by the device's backend (DeviceApi::CreateStream; a CUDA
 //     executor gets a stream of its own, so executors of one GPU overlap instead of serializing on
 //     the default stream; it is ordered with stream 0, so a stream-0 copy by the host still waits
-//     for the kernels that wrote what it reads) and freed with the executor; a backend without streams (OpenCL) gives null;
+//     for the kernels that wrote what it reads) and freed with the executor; a backend without streams (OpenCL) gives
+//     null;
 //   - or one the host hands over (Set: Triton's instance stream, a PyTorch stream), which the host
 //     owns and must keep alive while the executor may use it; Set with null goes back to the own one.
 // Scope makes them the calling thread's current streams for one call of the executor and restores

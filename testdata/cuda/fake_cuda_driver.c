@@ -66,9 +66,13 @@ enum {
   KERNEL_ZOO_DENSE_BIAS,
   NUM_KERNELS
 };
-static const char* const kKernelNames[NUM_KERNELS] = {
-    "vector_add",           "affine_2d",           "reverse_dyn_smem", "barrier_probe", "sorun_dev_relu_kernel",
-    "sorun_dev_add_kernel", "sorun_dev_dense_bias_kernel"};
+static const char* const kKernelNames[NUM_KERNELS] = {"vector_add",
+                                                      "affine_2d",
+                                                      "reverse_dyn_smem",
+                                                      "barrier_probe",
+                                                      "sorun_dev_relu_kernel",
+                                                      "sorun_dev_add_kernel",
+                                                      "sorun_dev_dense_bias_kernel"};
 
 struct CUmod_st;
 typedef struct CUfunc_st {
