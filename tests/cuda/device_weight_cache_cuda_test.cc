@@ -128,7 +128,7 @@ bool Close(const NDArray& a, const Tensor& b, float tol = 1e-5f) {
   return true;
 }
 
-class CudaSharedWeightsTest : public ::testing::Test {
+class DeviceWeightCacheCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(RegisterCudaBackend().ok());
@@ -202,7 +202,7 @@ void SetAndRun(Executor& e, const Tensor& input, bool stand_in) {
   }
 }
 
-TEST_F(CudaSharedWeightsTest, RelaxExportFourExecutorsHoldOneCopyOfTheConstants) {
+TEST_F(DeviceWeightCacheCudaTest, RelaxExportFourExecutorsHoldOneCopyOfTheConstants) {
   auto model = Model::Load(testing::Runfile(kMlp));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Tensor input = ReadNpy(kMlpInput);
@@ -258,7 +258,7 @@ TEST_F(CudaSharedWeightsTest, RelaxExportFourExecutorsHoldOneCopyOfTheConstants)
 
 // Four threads make the executors at once: one upload; each executor's input stays its own (and, on a
 // GPU, its result: two run the reference input, two a doubled one).
-TEST_F(CudaSharedWeightsTest, RelaxExportExecutorsMadeOnFourThreadsUploadOnce) {
+TEST_F(DeviceWeightCacheCudaTest, RelaxExportExecutorsMadeOnFourThreadsUploadOnce) {
   auto model = Model::Load(testing::Runfile(kMlp));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::vector<Executor> executors = MadeAtOnce(*model, {kCuda0}, kExecutors);
@@ -297,7 +297,7 @@ TEST_F(CudaSharedWeightsTest, RelaxExportExecutorsMadeOnFourThreadsUploadOnce) {
 }
 
 // An upload that fails part-way keeps nothing; the next executor uploads all and works. Stand-in only.
-TEST_F(CudaSharedWeightsTest, RelaxExportFailedUploadKeepsNothing) {
+TEST_F(DeviceWeightCacheCudaTest, RelaxExportFailedUploadKeepsNothing) {
   if (!probe_->exact()) GTEST_SKIP() << "failing allocations needs the stand-in driver";
   const std::string path = testing::Runfile(kMlp);
   auto model = Model::Load(path);
@@ -314,7 +314,7 @@ TEST_F(CudaSharedWeightsTest, RelaxExportFailedUploadKeepsNothing) {
 }
 
 // The copy belongs to the model and its executors: it goes when the last of them does.
-TEST_F(CudaSharedWeightsTest, RelaxExportConstantsGoWithTheModel) {
+TEST_F(DeviceWeightCacheCudaTest, RelaxExportConstantsGoWithTheModel) {
   if (!probe_->exact()) GTEST_SKIP() << "exact bytes need the stand-in driver (see LargeConstant below)";
   {
     auto loaded = Model::Load(testing::Runfile(kMlp));
@@ -350,7 +350,7 @@ StatusOr<ObjectPtr<relax::VmProgram>> LargeConstantProgram(std::shared_ptr<std::
                                   relax::KernelAbi::kFfi, "large_constant.so");
 }
 
-TEST_F(CudaSharedWeightsTest, LargeConstantIsOnTheDeviceOnce) {
+TEST_F(DeviceWeightCacheCudaTest, LargeConstantIsOnTheDeviceOnce) {
   const uint64_t constants = kLargeFloats * 4 + 16;
   // The driver's granularity (2 MiB pages on a GPU) and other users of the device: a second copy is 16x that.
   const uint64_t slack = probe_->exact() ? 0 : constants / 8;
@@ -397,7 +397,7 @@ TEST_F(CudaSharedWeightsTest, LargeConstantIsOnTheDeviceOnce) {
 
 // ---- A graph-executor model with a CUDA module (testdata/models:mlp_cuda: fc2 and its bias on cuda:0) ----
 
-TEST_F(CudaSharedWeightsTest, GraphModelFourExecutorsShareTheWeights) {
+TEST_F(DeviceWeightCacheCudaTest, GraphModelFourExecutorsShareTheWeights) {
   const std::string path = testing::Runfile("testdata/models/mlp_cuda.so");
   if (!testing::FileExists(path)) GTEST_SKIP() << "no CUDA toolkit at build time: mlp_cuda was not built";
   auto model = Model::Load(path);
@@ -420,12 +420,15 @@ TEST_F(CudaSharedWeightsTest, GraphModelFourExecutorsShareTheWeights) {
               static_cast<unsigned long long>(cuda.activation_bytes), static_cast<unsigned long long>(Grown()));
   if (probe_->exact()) {
     EXPECT_EQ(Grown(), cuda.weight_bytes + kExecutors * cuda.activation_bytes);
-    // And made on four threads at once.
-    std::vector<Executor> more = MadeAtOnce(*model, devices, kExecutors);
-    EXPECT_EQ(more.size(), static_cast<size_t>(kExecutors));
-    EXPECT_EQ(Grown(), cuda.weight_bytes + 2 * kExecutors * cuda.activation_bytes);
-    return;
   }
+  // And four more made on four threads at once.
+  std::vector<Executor> more = MadeAtOnce(*model, devices, kExecutors);
+  EXPECT_EQ(more.size(), static_cast<size_t>(kExecutors));
+  if (probe_->exact()) {
+    EXPECT_EQ(Grown(), cuda.weight_bytes + 2 * kExecutors * cuda.activation_bytes);
+  }
+  if (IsStandInDriver()) return;  // it lacks the model's kernels
+  for (Executor& e : more) executors.push_back(std::move(e));
   const Tensor input = ReadNpy("testdata/models/mlp_cuda_input.npy");
   const Tensor want = ReadNpy("testdata/models/mlp_cuda_expected.npy");
   for (Executor& e : executors) {
