@@ -20,8 +20,14 @@ StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, st
     if (!w->index_.emplace(params[i].first, i).second) {
       return InvalidArgument("param '" + params[i].first + "' is given twice");
     }
-    w->total_bytes_ += t.nbytes();
   }
+  std::vector<Tensor> tensors;
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : params) {
+    tensors.push_back(tensor);
+    names.push_back("param '" + name + "'");
+  }
+  w->device_copies_ = std::make_unique<DeviceWeightCache>(std::move(tensors), std::move(names));
   w->params_ = std::move(params);
   return w;
 }
@@ -75,28 +81,9 @@ const Tensor* SharedWeights::Find(const std::string& name) const {
 }
 
 StatusOr<Tensor> SharedWeights::OnDevice(const std::string& name, DLDevice device) {
-  const Tensor* cpu = Find(name);
-  if (cpu == nullptr) return NotFound("no param named '" + name + "'");
-  if (device.device_type == kDLCPU) return *cpu;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& per_device = uploaded_[{device.device_type, device.device_id}];
-  auto it = per_device.find(name);
-  if (it != per_device.end()) return it->second;
-  auto uploaded = cpu->CopyToDevice(device);
-  if (!uploaded.ok())
-    return std::move(uploaded).status().Annotate("uploading param '" + name + "' to " + DeviceToString(device));
-  uploaded->node()->read_only = true;
-  per_device.emplace(name, *uploaded);
-  return *uploaded;
-}
-
-uint64_t SharedWeights::uploaded_bytes(DLDevice device) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = uploaded_.find({device.device_type, device.device_id});
-  if (it == uploaded_.end()) return 0;
-  uint64_t n = 0;
-  for (const auto& kv : it->second) n += kv.second.nbytes();
-  return n;
+  auto it = index_.find(name);
+  if (it == index_.end()) return NotFound("no param named '" + name + "'");
+  return device_copies_->Get(it->second, device);
 }
 
 }  // namespace sorun

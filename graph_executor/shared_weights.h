@@ -1,12 +1,12 @@
 // SharedWeights: the one read-only copy of a model's parameters that every executor of a factory
-// uses. On the CPU the tensors are used as they are (often zero-copy views into the mapped library);
-// for another device each weight is uploaded once, on first request, and the uploaded copy is shared
-// by all executors on that device. Thread-safe.
+// uses, by name. On the CPU the tensors are used as they are (often zero-copy views into the mapped
+// library); for another device each weight is uploaded once, on first request, and the uploaded copy
+// is shared by all executors on that device (executor/device_weight_cache.h, the rule both executor
+// kinds share). Thread-safe.
 #ifndef SORUN_GRAPH_EXECUTOR_SHARED_WEIGHTS_H_
 #define SORUN_GRAPH_EXECUTOR_SHARED_WEIGHTS_H_
 
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +15,7 @@
 
 #include "base/object.h"
 #include "base/status.h"
+#include "executor/device_weight_cache.h"
 #include "graph_executor/graph_json.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
@@ -61,23 +62,22 @@ class SharedWeights final : public Object {
 
   // The CPU tensor named `name`, or nullptr.
   const Tensor* Find(const std::string& name) const;
-  // The weight on `device` (uploaded once per device; the CPU tensor itself for the CPU).
+  // The weight on `device` (uploaded once per device, under that device's lock; the CPU tensor itself
+  // for the CPU). Any thread.
   StatusOr<Tensor> OnDevice(const std::string& name, DLDevice device);
 
   const NamedTensors& params() const { return params_; }
   const std::string& source() const { return source_; }
-  uint64_t total_bytes() const { return total_bytes_; }
-  // Bytes uploaded to `device` so far.
-  uint64_t uploaded_bytes(DLDevice device) const;
+  uint64_t total_bytes() const { return device_copies_->host_bytes(); }
+  // Bytes uploaded to `device` so far. Any thread.
+  uint64_t uploaded_bytes(DLDevice device) const { return device_copies_->device_bytes(device); }
 
  private:
   SharedWeights() = default;
   NamedTensors params_;
   std::string source_;
-  std::unordered_map<std::string, size_t> index_;
-  uint64_t total_bytes_ = 0;
-  mutable std::mutex mutex_;
-  std::map<std::pair<int, int>, std::unordered_map<std::string, Tensor>> uploaded_;
+  std::unordered_map<std::string, size_t> index_;     // name -> index into params_ and device_copies_
+  std::unique_ptr<DeviceWeightCache> device_copies_;  // params_' tensors, in order
 };
 
 }  // namespace sorun

@@ -41,16 +41,10 @@ StatusOr<std::unique_ptr<VmExecutor>> VmExecutor::Create(ObjectPtr<VmProgram> pr
   e->sites_.resize(exec.instructions.size());
   e->inputs_.resize(static_cast<size_t>(exec.functions[static_cast<size_t>(e->program_->main_function())].num_args));
   e->owned_input_.assign(e->inputs_.size(), false);
-  // Tensor constants live on devices[0] (TVM moves them there at init).
+  // Tensor constants live on devices[0] (TVM moves them there at init): on another device than the
+  // CPU, the program's one copy there, shared by all its executors (uploaded by the first).
   if (e->devices_[0].device_type != kDLCPU) {
-    e->device_constants_ = e->program_->constants();
-    for (size_t i = 0; i < e->device_constants_.size(); ++i) {
-      VmValue& v = e->device_constants_[i];
-      if (v.kind() != VmValueKind::kTensor) continue;
-      auto copy = v.tensor().CopyToDevice(e->devices_[0]);
-      if (!copy.ok()) return std::move(copy).status().Annotate("constant " + std::to_string(i));
-      v = VmValue::FromTensor(*copy);
-    }
+    SORUN_ASSIGN_OR_RETURN(e->device_constants_, e->program_->ConstantsOn(e->devices_[0]));
   }
   SORUN_RETURN_IF_ERROR(e->OpenStreams());
   return e;
@@ -506,6 +500,8 @@ std::vector<DeviceMemory> VmExecutor::DescribeMemory() const {
   std::vector<DeviceMemory> out;
   DeviceMemory m;
   m.device = devices_[0];
+  // The tensor constants: in the program on the CPU, else the program's one copy on devices[0] (both
+  // shared by every executor of the program, not this executor's).
   m.weight_bytes = program_->constant_bytes_in_place() + program_->constant_bytes_copied();
   m.activation_bytes = storage_bytes_.load(std::memory_order_relaxed);
   out.push_back(m);

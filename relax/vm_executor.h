@@ -6,7 +6,8 @@
 //     bytecode can recurse or loop without end (a Status, never a hang);
 //   - devices: the caller's list with the CPU appended when the last is not a CPU (TVM's rule);
 //     alloc_storage's device index -1 is that host device; tensor constants are used from the shared
-//     program on the CPU and copied once per executor to a non-CPU devices[0];
+//     program on the CPU, and on a non-CPU devices[0] from the program's one copy there (uploaded by
+//     the first executor made for that device, shared by all: VmProgram::ConstantsOn);
 //   - memory: every alloc_storage / alloc_tensor / reshape / alloc_shape_heap call site keeps what it
 //     made (per call site and occurrence within a run, the first kMaxCachedOccurrences) and reuses it on
 //     the next run when it fits, so a static-shape model allocates nothing after its first run; the
@@ -18,7 +19,9 @@
 //     where computed at run time); a run's actual shapes are those of the tensors GetOutput returns.
 // Capabilities: neither output zero-copy (kernels write into memory the bytecode allocates) nor
 // params files (the weights are constants of the executable). Threading: ModelExecutor's contract;
-// Memory() reads the program and an atomic counter only.
+// Memory() reads the program and an atomic counter only: weights = the tensor constants (shared by
+// the program's executors, on the CPU or as the one copy on devices[0]), activations = this
+// executor's storage.
 #ifndef SORUN_RELAX_VM_EXECUTOR_H_
 #define SORUN_RELAX_VM_EXECUTOR_H_
 
@@ -118,7 +121,7 @@ class VmExecutor final : public ModelExecutor {
 
   ObjectPtr<VmProgram> program_;
   std::vector<DLDevice> devices_;          // devices() + the host device (TVM's rule)
-  std::vector<VmValue> device_constants_;  // constants on a non-CPU devices[0] (empty on the CPU)
+  std::vector<VmValue> device_constants_;  // the pool on a non-CPU devices[0], its tensors shared (empty on the CPU)
   std::vector<VmValue> inputs_;
   std::vector<VmValue> main_args_;              // inputs_ with R.Prim scalars as values (models that have them), reused
   std::vector<bool> owned_input_;               // inputs_[i] is this executor's tensor (SetInput), not a caller's

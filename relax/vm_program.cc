@@ -181,7 +181,25 @@ Status VmProgram::MakeConstants() {
     }
   }
   for (const auto& range : released) ReleaseMappedPages(range.first, range.second);
+  std::vector<Tensor> tensors(constants_.size());
+  std::vector<std::string> names(constants_.size());
+  for (size_t i = 0; i < constants_.size(); ++i) {
+    if (constants_[i].kind() != VmValueKind::kTensor) continue;
+    tensors[i] = constants_[i].tensor();
+    names[i] = "constant " + std::to_string(i);
+  }
+  device_constants_ = std::make_unique<DeviceWeightCache>(std::move(tensors), std::move(names));
   return Status::Ok();
+}
+
+StatusOr<std::vector<VmValue>> VmProgram::ConstantsOn(DLDevice device) const {
+  if (device.device_type == kDLCPU) return constants_;
+  SORUN_ASSIGN_OR_RETURN(std::vector<Tensor> on_device, device_constants_->GetAll(device));
+  std::vector<VmValue> pool = constants_;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    if (on_device[i].defined()) pool[i] = VmValue::FromTensor(on_device[i]);
+  }
+  return pool;
 }
 
 }  // namespace relax

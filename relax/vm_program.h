@@ -8,10 +8,14 @@
 //   - the constant pool as VM values: tensors used in place (read-only) when their data is 64-byte
 //     aligned in memory, else copied ONCE into aligned memory (TVM's kernels fault on unaligned data,
 //     docs/spec/RELAX_FORMAT.md 4.2); shapes, strings and scalars decoded once;
+//   - the tensor constants on each non-CPU device executors run on: uploaded ONCE per device, by the
+//     first executor made for it, and shared read-only by every executor of the program there
+//     (executor/device_weight_cache.h, the graph executor's rule too); freed with the program;
 //   - main's signature: inputs (names, dtype, static dims from its leading checks) and outputs (the
 //     flattened return value, described by a static walk of main where the bytecode allows).
 // It is the Relax VM kind's Executable (executor/executable.h): NewExecutor makes VmExecutors.
-// Immutable after Create; thread-safe to share.
+// Immutable after Create as callers see it (the device copies are a cache behind its own per-device
+// locks); thread-safe to share, and NewExecutor / ConstantsOn may be called from many threads at once.
 #ifndef SORUN_RELAX_VM_PROGRAM_H_
 #define SORUN_RELAX_VM_PROGRAM_H_
 
@@ -23,6 +27,7 @@
 #include "base/executor_types.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "executor/device_weight_cache.h"
 #include "executor/executable.h"
 #include "relax/vm_builtin_table.h"
 #include "relax/vm_executable.h"
@@ -81,6 +86,13 @@ class VmProgram final : public Executable {
   uint64_t constant_bytes_in_place() const { return in_place_bytes_; }
   uint64_t constant_bytes_copied() const { return copied_bytes_; }
   int constants_copied() const { return copied_count_; }
+  // The constant pool for an executor whose first device is `device`: constants() on the CPU; elsewhere
+  // the same values with each tensor replaced by its read-only copy on `device`, uploaded by the first
+  // call for that device (under that device's lock: concurrent callers wait and share it) and kept
+  // for every later executor. A failed upload keeps nothing (the next call tries again). Any thread.
+  StatusOr<std::vector<VmValue>> ConstantsOn(DLDevice device) const;
+  // Bytes of the tensor constants uploaded to `device` so far (0 for the CPU). Any thread.
+  uint64_t constant_bytes_on(DLDevice device) const { return device_constants_->device_bytes(device); }
 
   // A VmExecutor (relax/vm_executor.h) of this program.
   StatusOr<std::unique_ptr<ModelExecutor>> NewExecutor(std::vector<DLDevice> devices,
@@ -110,6 +122,8 @@ class VmProgram final : public Executable {
   uint64_t in_place_bytes_ = 0;
   uint64_t copied_bytes_ = 0;
   int copied_count_ = 0;
+  // The tensors of constants_ (undefined for the other kinds) and their copies per device.
+  std::unique_ptr<DeviceWeightCache> device_constants_;
 };
 
 }  // namespace relax

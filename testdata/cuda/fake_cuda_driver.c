@@ -19,6 +19,18 @@
  * queued on each stream: sorun_fake_cuda_stream_ops(stream) (NULL: stream 0) and
  * sorun_fake_cuda_stream_flags(stream), for tests that check where an executor queues its work.
  * Thread-safe (one lock); the current context is thread-local, as in the driver.
+ *
+ * For tests, beyond the driver API (look them up with dlsym on the loaded libcuda.so.1, e.g.
+ * dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); a real driver has none of them):
+ *   unsigned long long sorun_fake_cuda_live_bytes(int device)     bytes of the live cuMemAlloc
+ *   unsigned long long sorun_fake_cuda_live_allocations(int device)  allocations, and their count,
+ *                                                                 on `device` (0 for a bad ordinal)
+ *   void sorun_fake_cuda_fail_allocations_after(long long n)      the next n cuMemAlloc calls succeed,
+ *                                                                 the ones after fail with
+ *                                                                 CUDA_ERROR_OUT_OF_MEMORY; n < 0
+ *                                                                 (the default) never fails
+ * and cuMemGetInfo_v2 reports 80 GiB minus the live bytes of the current context's device (what a
+ * test on a real GPU measures device memory with).
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 
@@ -107,23 +119,26 @@ unsigned int sorun_fake_cuda_stream_flags(CUstream_st* s) { return s ? s->flags 
 typedef struct Allocation {
   char* base;
   size_t size;
+  int device; /* -1: module globals, not counted as cuMemAlloc'd */
   struct Allocation* next;
 } Allocation;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUctx_st g_contexts[FAKE_DEVICES] = {{0}, {1}};
 static Allocation* g_allocations = NULL;
+static long long g_allocations_until_failure = -1; /* sorun_fake_cuda_fail_allocations_after */
 static _Thread_local CUctx_st* t_current = NULL;
 static _Thread_local CUctx_st* t_stack[MAX_CONTEXT_STACK];
 static _Thread_local int t_stack_size = 0;
 
 /* ---- allocations ---- */
 
-static CUresult Track(void* base, size_t size) {
+static CUresult Track(void* base, size_t size, int device) {
   Allocation* a = (Allocation*)malloc(sizeof(Allocation));
   if (a == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   a->base = (char*)base;
   a->size = size;
+  a->device = device;
   pthread_mutex_lock(&g_lock);
   a->next = g_allocations;
   g_allocations = a;
@@ -157,6 +172,36 @@ static int Untrack(void* base) {
   }
   pthread_mutex_unlock(&g_lock);
   return found;
+}
+
+/* The bytes (count == 0) or the number (count == 1) of live cuMemAlloc allocations on `device`. */
+static unsigned long long Live(int device, int count) {
+  unsigned long long n = 0;
+  pthread_mutex_lock(&g_lock);
+  for (Allocation* a = g_allocations; a != NULL; a = a->next) {
+    if (a->device == device) n += count ? 1 : a->size;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* 1 when the allocation failure set by sorun_fake_cuda_fail_allocations_after is due. */
+static int AllocationFails(void) {
+  pthread_mutex_lock(&g_lock);
+  int fail = g_allocations_until_failure == 0;
+  if (g_allocations_until_failure > 0) --g_allocations_until_failure;
+  pthread_mutex_unlock(&g_lock);
+  return fail;
+}
+
+/* ---- test hooks (the header comment) ---- */
+
+unsigned long long sorun_fake_cuda_live_bytes(int device) { return Live(device, 0); }
+unsigned long long sorun_fake_cuda_live_allocations(int device) { return Live(device, 1); }
+void sorun_fake_cuda_fail_allocations_after(long long n) {
+  pthread_mutex_lock(&g_lock);
+  g_allocations_until_failure = n < 0 ? -1 : n;
+  pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- errors, init, devices ---- */
@@ -271,9 +316,10 @@ CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
   if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY; /* more than any GPU has */
+  if (AllocationFails()) return CUDA_ERROR_OUT_OF_MEMORY;
   void* p = NULL;
   if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (Track(p, bytes) != CUDA_SUCCESS) {
+  if (Track(p, bytes, t_current->device) != CUDA_SUCCESS) {
     free(p);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -283,6 +329,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
   if (!Untrack((void*)(uintptr_t)ptr)) return CUDA_ERROR_INVALID_VALUE;
   free((void*)(uintptr_t)ptr);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
+  if (t_current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  const size_t total = (size_t)80 << 30; /* cuDeviceTotalMem_v2's */
+  const unsigned long long live = Live(t_current->device, 0);
+  if (free_bytes) *free_bytes = live < total ? total - (size_t)live : 0;
+  if (total_bytes) *total_bytes = total;
   return CUDA_SUCCESS;
 }
 
@@ -447,7 +501,7 @@ CUresult cuModuleLoadDataEx(CUmod_st** module, const void* image, unsigned int n
   }
   if (Find((const char*)image, size, "__tvm_global_barrier_state")) {
     m->barrier_state = (uint32_t*)calloc(1, sizeof(uint32_t));
-    if (m->barrier_state == NULL || Track(m->barrier_state, sizeof(uint32_t)) != CUDA_SUCCESS) {
+    if (m->barrier_state == NULL || Track(m->barrier_state, sizeof(uint32_t), -1) != CUDA_SUCCESS) {
       free(m->barrier_state);
       free(m);
       return CUDA_ERROR_OUT_OF_MEMORY;

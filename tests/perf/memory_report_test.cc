@@ -4,14 +4,12 @@
 // reports the same plan as the API for zoo models.
 //
 // Allocations are counted by a host-memory DeviceApi registered for an otherwise unused device type
-// (kDLExtDev): the executor's storage setup is device-agnostic, so what it asks this device for is
-// what it asks the CPU for.
+// (tests/util/counting_device_api.h): the executor's storage setup is device-agnostic, so what it asks
+// this device for is what it asks the CPU for.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 #include "api/model_loading.h"
 #include "graph_executor/graph_builder.h"
@@ -20,69 +18,14 @@
 #include "runtime/device_api.h"
 #include "runtime/library_module.h"
 #include "tests/tools/cli_test_util.h"
+#include "tests/util/counting_device_api.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
 namespace {
 
-constexpr DLDeviceType kCounted = kDLExtDev;
-
-// Host memory under another device type; counts every byte asked for.
-class CountingDeviceApi final : public DeviceApi {
- public:
-  static CountingDeviceApi* Get() {
-    static CountingDeviceApi* api = [] {
-      auto owned = std::make_unique<CountingDeviceApi>();
-      CountingDeviceApi* raw = owned.get();
-      Status s = RegisterDeviceApi(std::move(owned));
-      EXPECT_TRUE(s.ok()) << s.ToString();
-      return raw;
-    }();
-    return api;
-  }
-
-  DLDeviceType device_type() const override { return kCounted; }
-  int DeviceCount() override { return 1; }
-  StatusOr<std::string> Describe(int) override { return std::string("counting host memory"); }
-  Status SetDevice(int) override { return Status::Ok(); }
-  StatusOr<void*> Alloc(DLDevice, size_t nbytes, size_t alignment) override {
-    void* p = nullptr;
-    if (posix_memalign(&p, alignment < 64 ? 64 : alignment, nbytes ? nbytes : 1) != 0) return ResourceExhausted("oom");
-    std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[p] = nbytes;
-    live_ += nbytes;
-    ++allocs_;
-    return p;
-  }
-  void Free(DLDevice, void* p) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_ -= sizes_[p];
-    sizes_.erase(p);
-    std::free(p);
-  }
-  Status Copy(const DLTensor& from, const DLTensor& to, TVMStreamHandle) override {
-    SORUN_ASSIGN_OR_RETURN(uint64_t n, ShapeByteSize(from.shape, from.ndim, from.dtype));
-    std::memmove(static_cast<char*>(to.data) + to.byte_offset, static_cast<const char*>(from.data) + from.byte_offset,
-                 n);
-    return Status::Ok();
-  }
-  Status Sync(DLDevice, TVMStreamHandle) override { return Status::Ok(); }
-
-  uint64_t live() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return live_;
-  }
-  uint64_t allocs() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return allocs_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<void*, size_t> sizes_;
-  uint64_t live_ = 0;
-  uint64_t allocs_ = 0;
-};
+using testing::CountingDeviceApi;
+constexpr DLDeviceType kCounted = CountingDeviceApi::kType;
 
 Module Kernels() {
   auto opened = LibraryModuleNode::Open(testing::Runfile("testdata/kernels/libnn_kernels.so"));
@@ -131,7 +74,7 @@ TEST(MemoryReportTest, PlanEqualsTheBytesTheExecutorAllocates) {
   auto* f = static_cast<GraphExecutorFactoryNode*>(factory->get());
   const DLDevice dev{kCounted, 0};
 
-  const uint64_t before = api->live();
+  const uint64_t before = api->live_bytes();
   auto e1 = f->CreateExecutor({dev});
   ASSERT_TRUE(e1.ok()) << e1.status().ToString();
   const MemoryPlan& plan = (*e1)->memory_plan();
@@ -148,20 +91,20 @@ TEST(MemoryReportTest, PlanEqualsTheBytesTheExecutorAllocates) {
   EXPECT_EQ(m.workspace_bytes, 0u);  // nothing has run yet
   // The first executor on a device uploads the weights once, then allocates exactly its plan.
   EXPECT_EQ(f->weights()->uploaded_bytes(dev), m.weight_bytes);
-  EXPECT_EQ(api->live() - before, m.activation_bytes + m.weight_bytes);
+  EXPECT_EQ(api->live_bytes() - before, m.activation_bytes + m.weight_bytes);
 
   // Every further executor costs exactly its activations: the weights are shared.
-  const uint64_t allocs_before = api->allocs();
+  const uint64_t allocs_before = api->allocations();
   auto e2 = f->CreateExecutor({dev});
   ASSERT_TRUE(e2.ok());
-  EXPECT_EQ(api->live() - before, 2 * m.activation_bytes + m.weight_bytes);
+  EXPECT_EQ(api->live_bytes() - before, 2 * m.activation_bytes + m.weight_bytes);
   size_t allocated_pools = 0;
   for (const StoragePool& p : plan.pools) allocated_pools += p.weights_only ? 0 : 1;
-  EXPECT_EQ(api->allocs() - allocs_before, allocated_pools) << "one allocation per activation pool";
+  EXPECT_EQ(api->allocations() - allocs_before, allocated_pools) << "one allocation per activation pool";
 
   e1->reset();
   e2->reset();
-  EXPECT_EQ(api->live() - before, m.weight_bytes) << "activations are freed with their executor";
+  EXPECT_EQ(api->live_bytes() - before, m.weight_bytes) << "activations are freed with their executor";
 }
 
 // Extracts the first unsigned number after "key": in `json` at or after `from`.
