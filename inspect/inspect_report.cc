@@ -1,5 +1,7 @@
 #include "inspect/inspect_report.h"
 
+#include "runtime/device_module_kind.h"
+
 namespace sorun {
 
 const char* ArtifactKindName(ArtifactKind kind) {
@@ -15,6 +17,18 @@ const char* ArtifactKindName(ArtifactKind kind) {
 std::string InspectReport::format() const {
   if (kind != ArtifactKind::kPackedModel && kind != ArtifactKind::kRelaxExport) return "none";
   return has_import_tree ? "import_tree" : "legacy";
+}
+
+std::string InspectReport::DescribeDevicesNeeded() const {
+  std::string types, modules;
+  for (size_t i = 0; i < devices_needed.size(); ++i) {
+    const DLDeviceType type = devices_needed[i];
+    types += (i == 0 ? "" : ", ") + std::string(DeviceTypeName(type));
+    if (type == kDLCPU) continue;
+    const std::string name = DeviceModuleName(type);
+    modules += std::string(modules.empty() ? "" : " and ") + (name[0] == 'O' ? "an " : "a ") + name;
+  }
+  return types + (modules.empty() ? " (no device module)" : " (its kernels are in " + modules + ")");
 }
 
 }  // namespace sorun
