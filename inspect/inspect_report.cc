@@ -19,16 +19,20 @@ std::string InspectReport::format() const {
   return has_import_tree ? "import_tree" : "legacy";
 }
 
+std::string InspectReport::DevicesNeededNames() const {
+  std::string names;
+  for (DLDeviceType type : devices_needed) names += (names.empty() ? "" : ", ") + std::string(DeviceTypeName(type));
+  return names;
+}
+
 std::string InspectReport::DescribeDevicesNeeded() const {
-  std::string types, modules;
-  for (size_t i = 0; i < devices_needed.size(); ++i) {
-    const DLDeviceType type = devices_needed[i];
-    types += (i == 0 ? "" : ", ") + std::string(DeviceTypeName(type));
+  std::string modules;
+  for (DLDeviceType type : devices_needed) {
     if (type == kDLCPU) continue;
     const std::string name = DeviceModuleName(type);
     modules += std::string(modules.empty() ? "" : " and ") + (name[0] == 'O' ? "an " : "a ") + name;
   }
-  return types + (modules.empty() ? " (no device module)" : " (its kernels are in " + modules + ")");
+  return DevicesNeededNames() + (modules.empty() ? " (no device module)" : " (its kernels are in " + modules + ")");
 }
 
 }  // namespace sorun

@@ -169,8 +169,9 @@ struct InspectReport {
 
   // "import_tree", "legacy" or "none" (no blob).
   std::string format() const;
-  // The verdict's device line: "cpu (no device module)", "cuda (its kernels are in a CUDA module)"; for
-  // `sorun inspect` and `sorun verify`.
+  // devices_needed by name: "cpu", "cuda", "cuda, opencl" (`sorun verify`'s verdict).
+  std::string DevicesNeededNames() const;
+  // `sorun inspect`'s device line: "cpu (no device module)", "cuda (its kernels are in a CUDA module)".
   std::string DescribeDevicesNeeded() const;
 };
 

@@ -55,7 +55,7 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
       return FailedPrecondition(path + ": sorun cannot run this Relax export:" + why);
     }
     return "OK (Relax export, blob " + std::to_string(report->blob_bytes) + " bytes, xxh64 " + report->checksum.hash +
-           "; devices needed: " + report->DescribeDevicesNeeded() + ")";
+           "; devices needed: " + report->DevicesNeededNames() + ")";
   }
   const ElfSymbolData* blob = file.blob();
   if (blob == nullptr) {
@@ -78,7 +78,7 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
   if (!report.ok()) return NamePath(std::move(report).status(), path);
   SORUN_RETURN_IF_ERROR(CheckRunnable(file, *report));
   return "OK (blob " + std::to_string(blob_bytes) + " bytes, xxh64 " + report->checksum.hash +
-         "; devices needed: " + report->DescribeDevicesNeeded() + ")";
+         "; devices needed: " + report->DevicesNeededNames() + ")";
 }
 
 int RunVerifyCommand(const std::vector<std::string>& args, CommandIo& io) {
