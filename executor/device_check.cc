@@ -65,9 +65,8 @@ std::vector<DLDeviceType> DeviceTypesNeeded(const Module& tree) {
 Status CheckExecutorDevices(const std::vector<DLDeviceType>& needed, const std::vector<DLDevice>& devices) {
   for (DLDeviceType type : needed) {
     if (type == kDLCPU) continue;
-    const bool given = std::any_of(devices.begin(), devices.end(), [type](const DLDevice& d) {
-      return d.device_type == type;
-    });
+    const bool given =
+        std::any_of(devices.begin(), devices.end(), [type](const DLDevice& d) { return d.device_type == type; });
     if (given) continue;
     return InvalidArgument("its kernels are in " + ModulesPhrase(needed) + ": it needs " +
                            WithArticle(DeviceTypeName(type)) + " device, the executor was given " +

@@ -62,8 +62,8 @@ class Executable : public Object {
   // tree as it makes the model, for every kind. A kind may hand the same executable to several loads of
   // one file (the Relax VM caches its program in the root module): only the first call records.
   friend StatusOr<ObjectPtr<Executable>> ExecutableOfModel(const Module& root, const std::string& path);
-  friend StatusOr<ObjectPtr<Executable>> ExecutableFromFiles(const std::string& graph_json_path,
-                                                             const Module& library, const std::string& params_path);
+  friend StatusOr<ObjectPtr<Executable>> ExecutableFromFiles(const std::string& graph_json_path, const Module& library,
+                                                             const std::string& params_path);
   void RecordDeviceTypesNeeded(const Module& tree) {
     std::call_once(device_types_recorded_, [&] { device_types_needed_ = DeviceTypesNeeded(tree); });
   }

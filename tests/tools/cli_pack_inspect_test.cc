@@ -286,8 +286,7 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
     EXPECT_TRUE(doc["checksum"]["valid"].GetBool()) << lib;
     CliResult v = RunSorun({"verify", out});
     EXPECT_EQ(v.exit_code, 0) << Describe(v);
-    EXPECT_NE(v.out.find("; devices needed: opencl)\n"), std::string::npos)
-        << v.out;
+    EXPECT_NE(v.out.find("; devices needed: opencl)\n"), std::string::npos) << v.out;
   }
   // A deploy library (its blob holds a factory) is refused, naming the cause.
   r = RunSorun({"pack", "-o", Path("cl_refused.so"), "--graph", cl_->graph, "--lib", Path("cl.so")});

@@ -3,6 +3,7 @@
 // OpenCL module refused without a device of that type, a CPU-only model refused on a CUDA or OpenCL
 // device, each with the whole message; the check comes before the executor's thread pool, covers the
 // three-file form, and lets fitting devices through to the backends (which may still find no device).
+// No fixture has two device modules: that message is checked on CheckExecutorDevices itself.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "api/sorun.h"
+#include "executor/device_check.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
@@ -134,8 +136,9 @@ TEST(DeviceCheckOrderTest, ThreeFileDeploymentIsCheckedToo) {
                                     testing::Runfile("testdata/models/mlp_opencl.params"));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ(model->device_types_needed(), std::vector<DLDeviceType>{kDLOpenCL});
-  EXPECT_ERROR(model->NewExecutor().status(), StatusCode::kInvalidArgument,
-               library + ": its kernels are in an OpenCL module: it needs an opencl device, the executor was given cpu:0");
+  EXPECT_ERROR(
+      model->NewExecutor().status(), StatusCode::kInvalidArgument,
+      library + ": its kernels are in an OpenCL module: it needs an opencl device, the executor was given cpu:0");
 
   auto cpu = Model::LoadFromFiles(testing::Runfile("testdata/models/mlp.json"),
                                   testing::Runfile("testdata/kernels/libnn_kernels.so"),
@@ -151,6 +154,20 @@ TEST(DeviceCheckOrderTest, ASecondLoadOfTheSameFileSaysTheSame) {
   Model second = LoadOrDie(PathOf(kCudaRelax));
   EXPECT_EQ(first.device_types_needed(), second.device_types_needed());
   EXPECT_ERROR(second.NewExecutor().status(), StatusCode::kInvalidArgument, "it needs a cuda device");
+}
+
+// A model with a CUDA and an OpenCL module needs both; a device list with one names the other.
+TEST(DeviceCheckOrderTest, TwoDeviceModulesNeedBothDevices) {
+  const std::vector<DLDeviceType> both{kDLCUDA, kDLOpenCL};
+  EXPECT_TRUE(CheckExecutorDevices(both, {kCuda0, kCl0}).ok());
+  EXPECT_TRUE(CheckExecutorDevices(both, {kCl0, kCuda1, kCpu0}).ok());
+  EXPECT_ERROR(CheckExecutorDevices(both, {kCuda0, kCpu0}), StatusCode::kInvalidArgument,
+               "its kernels are in a CUDA module and an OpenCL module: it needs an opencl device, the executor was "
+               "given cuda:0, cpu:0");
+  EXPECT_ERROR(CheckExecutorDevices(both, {kCuda0, kCl0, DLDevice{kDLVulkan, 0}}), StatusCode::kInvalidArgument,
+               "it has kernels for cuda and opencl only (no vulkan module): it cannot run on vulkan:0");
+  EXPECT_ERROR(CheckExecutorDevices(both, {}), StatusCode::kInvalidArgument, "it needs a cuda device",
+               "the executor was given no device");
 }
 
 TEST(DeviceCheckOrderTest, AMovedFromModelNeedsNothing) {
