@@ -79,11 +79,17 @@ ExecutorCapabilities Model::capabilities() const {
   return impl_ ? impl_->executable->capabilities() : ExecutorCapabilities{};
 }
 const char* Model::executor_kind() const { return impl_ ? ExecutorKindName(impl_->executable->kind()) : ""; }
+std::vector<DLDeviceType> Model::device_types_needed() const {
+  return impl_ ? impl_->executable->device_types_needed() : std::vector<DLDeviceType>{};
+}
 
 StatusOr<Executor> Model::NewExecutor(const ExecutorOptions& options) const {
   if (!impl_) return FailedPrecondition("NewExecutor on a moved-from sorun::Model");
   std::vector<DLDevice> devices = options.devices;
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
+  // The devices against the model's kernels first: a refused executor makes no pool, buffer or upload.
+  Status fits = impl_->executable->CheckDevices(devices);
+  if (!fits.ok()) return std::move(fits).Annotate(impl_->path);
   SORUN_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool, PoolFor(options));
   SORUN_ASSIGN_OR_RETURN(std::unique_ptr<ModelExecutor> executor,
                          impl_->executable->NewExecutor(std::move(devices), std::move(pool)));

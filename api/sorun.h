@@ -61,6 +61,8 @@ int ProcessPoolThreads();
 StatusOr<DLDevice> ParseDevice(std::string_view text);
 // "cpu:0", "opencl:1", "cuda:0".
 std::string DeviceName(DLDevice device);
+// A device type alone: "cpu", "opencl", "cuda" (the same function as the runtime's).
+const char* DeviceTypeName(int device_type);
 // "float32", "int8", "bool"; "float32x4" for vector lanes.
 std::string DataTypeName(DLDataType dtype);
 // The inverse of DataTypeName; InvalidArgument for anything else.
@@ -255,8 +257,16 @@ class Model {
   const char* executor_kind() const;
   // What the model's executors offer beyond the common calls.
   ExecutorCapabilities capabilities() const;
+  // The device types the model's kernels need, read from its module tree at load: kDLCUDA when they are
+  // in a CUDA module, kDLOpenCL for an OpenCL module, {kDLCPU} when it has no device module (the host
+  // library's own kernels). NewExecutor needs a device of each listed type and refuses any other non-CPU
+  // device (DeviceTypeName names them: "cuda").
+  std::vector<DLDeviceType> device_types_needed() const;
 
-  // A new executor; the weights are shared, not copied.
+  // A new executor; the weights are shared, not copied. Its devices are checked against
+  // device_types_needed() first: InvalidArgument ("model.so: its kernels are in a CUDA module: it needs a
+  // cuda device, the executor was given cpu:0"; "model.so: it has kernels for cpu only (no OpenCL
+  // module): it cannot run on opencl:0"), before anything is allocated.
   StatusOr<Executor> NewExecutor(const ExecutorOptions& options = {}) const;
 
   Model(const Model&);

@@ -172,7 +172,11 @@ typedef struct sorun_executor_options {
   int32_t reserved;    /* zero */
 } sorun_executor_options_t;
 
-/* A new executor of `model` (`options` may be NULL: defaults). Weights are shared, not copied. */
+/* A new executor of `model` (`options` may be NULL: defaults). Weights are shared, not copied. Devices
+ * that do not fit the model's kernels are SORUN_INVALID_ARGUMENT before anything is allocated: a model
+ * whose kernels are in a CUDA / OpenCL module needs a device of that type ("model.so: its kernels are in
+ * a CUDA module: it needs a cuda device, the executor was given cpu:0"), a CPU-only model runs on the
+ * CPU only ("model.so: it has kernels for cpu only (no OpenCL module): it cannot run on opencl:0"). */
 SORUN_C_API sorun_status_t sorun_executor_new(const sorun_model_t* model, const sorun_executor_options_t* options,
                                               sorun_executor_t** executor);
 SORUN_C_API void sorun_executor_free(sorun_executor_t* executor);

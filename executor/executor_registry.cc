@@ -45,7 +45,9 @@ StatusOr<ObjectPtr<Executable>> ExecutableOfModel(const Module& root, const std:
   const std::vector<ExecutorKindHooks> kinds = Kinds();
   for (const ExecutorKindHooks& k : kinds) {
     SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, k.from_root(root, path));
-    if (executable) return executable;
+    if (!executable) continue;
+    executable->RecordDeviceTypesNeeded(root);
+    return executable;
   }
   std::string runnable;
   bool three_files = false;
@@ -63,7 +65,10 @@ StatusOr<ObjectPtr<Executable>> ExecutableFromFiles(const std::string& graph_jso
                                                     const std::string& params_path) {
   const std::vector<ExecutorKindHooks> kinds = Kinds();
   for (const ExecutorKindHooks& k : kinds) {
-    if (k.from_files != nullptr) return k.from_files(graph_json_path, library, params_path);
+    if (k.from_files == nullptr) continue;
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, k.from_files(graph_json_path, library, params_path));
+    if (executable) executable->RecordDeviceTypesNeeded(library);  // a packed model as the library: its modules too
+    return executable;
   }
   return FailedPrecondition(graph_json_path +
                             ": a three-file deployment (graph JSON + kernel library + params) needs the graph "

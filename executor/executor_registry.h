@@ -36,11 +36,13 @@ struct ExecutorKindHooks {
 // Adds a kind; registering the same kind again is a no-op.
 Status RegisterExecutorKind(const ExecutorKindHooks& hooks);
 
-// The executable of a loaded model: the registered kind that claims its root. FailedPrecondition naming
-// the root's type and the root types the linked kinds run otherwise.
+// The executable of a loaded model: the registered kind that claims its root, with the device types its
+// kernels need recorded from the tree under `root` (Executable::device_types_needed). FailedPrecondition
+// naming the root's type and the root types the linked kinds run otherwise.
 StatusOr<ObjectPtr<Executable>> ExecutableOfModel(const Module& root, const std::string& path);
 
-// The executable of a three-file deployment; FailedPrecondition when no linked kind has that form.
+// The executable of a three-file deployment (device types needed: those of the tree under `library`);
+// FailedPrecondition when no linked kind has that form.
 StatusOr<ObjectPtr<Executable>> ExecutableFromFiles(const std::string& graph_json_path, const Module& library,
                                                     const std::string& params_path);
 

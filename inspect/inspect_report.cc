@@ -1,5 +1,7 @@
 #include "inspect/inspect_report.h"
 
+#include "runtime/device_module_kind.h"
+
 namespace sorun {
 
 const char* ArtifactKindName(ArtifactKind kind) {
@@ -15,6 +17,22 @@ const char* ArtifactKindName(ArtifactKind kind) {
 std::string InspectReport::format() const {
   if (kind != ArtifactKind::kPackedModel && kind != ArtifactKind::kRelaxExport) return "none";
   return has_import_tree ? "import_tree" : "legacy";
+}
+
+std::string InspectReport::DevicesNeededNames() const {
+  std::string names;
+  for (DLDeviceType type : devices_needed) names += (names.empty() ? "" : ", ") + std::string(DeviceTypeName(type));
+  return names;
+}
+
+std::string InspectReport::DescribeDevicesNeeded() const {
+  std::string modules;
+  for (DLDeviceType type : devices_needed) {
+    if (type == kDLCPU) continue;
+    const std::string name = DeviceModuleName(type);
+    modules += std::string(modules.empty() ? "" : " and ") + (name[0] == 'O' ? "an " : "a ") + name;
+  }
+  return DevicesNeededNames() + (modules.empty() ? " (no device module)" : " (its kernels are in " + modules + ")");
 }
 
 }  // namespace sorun

@@ -1,7 +1,8 @@
 // InspectReport: what `sorun inspect` and `sorun verify` know about a model file after reading its
 // bytes (inspect/model_inspector.h fills it; inspect/relax_inspector.h fills the Relax part): the
 // ELF facts, the module tree, the graph with its memory plan, the device modules' kernels, constant
-// modules, the integrity record, and for a Relax export its RelaxInspection. Plain values with no
+// modules, the integrity record, the device types the model needs, and for a Relax export its
+// RelaxInspection. Plain values with no
 // pointers into the file: a report outlives the file it was read from. Thread-compatible.
 #ifndef SORUN_INSPECT_INSPECT_REPORT_H_
 #define SORUN_INSPECT_INSPECT_REPORT_H_
@@ -161,9 +162,17 @@ struct InspectReport {
   std::vector<InspectedConstants> constant_modules;
   ChecksumInfo checksum;
   std::optional<RelaxInspection> relax;  // kRelaxExport only
+  // The device types the model's kernels need, from the blob's module type keys by the runtime's rule
+  // (DeviceTypesOfModules, runtime/device_module_kind.h; NewExecutor refuses other devices): {kDLCPU}
+  // when it has no device module (and for a file without a blob).
+  std::vector<DLDeviceType> devices_needed{kDLCPU};
 
   // "import_tree", "legacy" or "none" (no blob).
   std::string format() const;
+  // devices_needed by name: "cpu", "cuda", "cuda, opencl" (`sorun verify`'s verdict).
+  std::string DevicesNeededNames() const;
+  // `sorun inspect`'s device line: "cpu (no device module)", "cuda (its kernels are in a CUDA module)".
+  std::string DescribeDevicesNeeded() const;
 };
 
 }  // namespace sorun

@@ -14,6 +14,7 @@
 #include "inspect/model_file.h"
 #include "inspect/relax_inspector.h"
 #include "runtime/data_type.h"
+#include "runtime/device_module_kind.h"
 #include "runtime/registry_keys.h"
 #include "runtime/tensor_io.h"
 #include "serialization/module_blob.h"
@@ -170,7 +171,7 @@ Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDevice
     std::set<std::string> kinds;
     for (const InspectedDeviceModule& d : device_modules) kinds.insert(d.type_key);
     DLDevice device = CpuDevice();
-    if (kinds.size() == 1) device = DLDevice{*kinds.begin() == keys::kTypeKeyCuda ? kDLCUDA : kDLOpenCL, 0};
+    if (kinds.size() == 1) device = DLDevice{DeviceTypeOfModule(*kinds.begin()).value_or(kDLCPU), 0};
     devices.push_back(device);
     graph->plan_basis = "default device " + DeviceToString(device) +
                         (kinds.size() == 1 ? ", from the model's " + *kinds.begin() + " device code" : "");
@@ -179,6 +180,13 @@ Status PlanGraphMemory(const PlanInput& input, const std::vector<InspectedDevice
   if (!plan.ok()) return std::move(plan).status().Annotate(graph->type_key + ": memory plan");
   graph->memory = plan->devices;
   return Status::Ok();
+}
+
+// The device types the model needs, from every module of its blob (the runtime's rule).
+void RecordDevicesNeeded(InspectReport* report) {
+  std::vector<std::string_view> type_keys;
+  for (const InspectedModule& m : report->modules) type_keys.emplace_back(m.type_key);
+  report->devices_needed = DeviceTypesOfModules(type_keys);
 }
 
 }  // namespace
@@ -200,7 +208,10 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectO
 
   if (IsRelaxExportFile(file)) {
     SORUN_ASSIGN_OR_RETURN(bool is_relax, InspectRelaxExport(file, options.disassemble, &report));
-    if (is_relax) return report;
+    if (is_relax) {
+      RecordDevicesNeeded(&report);
+      return report;
+    }
   }
   const ElfSymbolData* blob = file.blob();
   if (blob == nullptr) {
@@ -259,6 +270,7 @@ StatusOr<InspectReport> InspectModelFile(const std::string& path, const InspectO
     Status planned = PlanGraphMemory(plan_input, report.device_modules, &*report.graph);
     if (!planned.ok()) return std::move(planned).Annotate(path);
   }
+  RecordDevicesNeeded(&report);
   return report;
 }
 

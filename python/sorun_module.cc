@@ -139,6 +139,15 @@ void BindModel(py::module_& m) {
       .def_property_readonly(
           "executor_kind", [](const PyModel& self) { return std::string(self.model.executor_kind()); },
           "Which executor kind runs the model: 'graph executor' or 'Relax VM'.")
+      .def_property_readonly(
+          "device_types_needed",
+          [](const PyModel& self) {
+            std::vector<std::string> names;
+            for (DLDeviceType type : self.model.device_types_needed()) names.emplace_back(DeviceTypeName(type));
+            return names;
+          },
+          "The device types the model's kernels need: ['cuda'] (a CUDA module), ['opencl'] (an OpenCL module), "
+          "['cpu'] (no device module). executor() needs a device of each and refuses any other non-CPU device.")
       .def(
           "executor",
           [](py::object self, const py::object& device, std::optional<int> num_threads,

@@ -72,6 +72,35 @@ TEST(RelaxInspectTest, RealMlpReport) {
   EXPECT_TRUE(x.refusals.empty());
   EXPECT_FALSE(x.system_lib);
   EXPECT_TRUE(x.disassembly.empty());  // only when asked for
+  EXPECT_EQ(r->devices_needed, std::vector<DLDeviceType>{kDLCPU});
+}
+
+// Exports whose kernels are in a device module (TVM 0.27, targets "cuda" via nvcc and "opencl"): the
+// report, the text verdict and --json name the device type an executor of them needs.
+TEST(RelaxInspectTest, DeviceExportsNameTheDeviceTheyNeed) {
+  struct Case {
+    std::string path;
+    DLDeviceType type;
+    std::string name, line;
+  };
+  for (const Case& c :
+       {Case{testing::Runfile("testdata/relax_cuda/mlp_ptx.so"), kDLCUDA, "cuda",
+             "\nrunnable by sorun: yes\ndevices needed: cuda (its kernels are in a CUDA module)\n"},
+        Case{testing::Runfile("testdata/relax_device/mlp_opencl.so"), kDLOpenCL, "opencl",
+             "\nrunnable by sorun: yes\ndevices needed: opencl (its kernels are in an OpenCL module)\n"}}) {
+    auto r = InspectModelFile(c.path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->devices_needed, std::vector<DLDeviceType>{c.type}) << c.path;
+    testing::CliResult text = testing::RunSorun({"inspect", c.path});
+    ASSERT_EQ(text.exit_code, 0) << testing::Describe(text);
+    EXPECT_TRUE(Has(text.out, c.line)) << text.out;
+    testing::CliResult json = testing::RunSorun({"inspect", c.path, "--json"});
+    ASSERT_EQ(json.exit_code, 0) << testing::Describe(json);
+    rapidjson::Document d;
+    ASSERT_FALSE(d.Parse(json.out.c_str()).HasParseError()) << json.out;
+    ASSERT_EQ(d["devices_needed"].Size(), 1u);
+    EXPECT_EQ(std::string(d["devices_needed"][0].GetString()), c.name);
+  }
 }
 
 TEST(RelaxInspectTest, CliTextNamesInputsKernelsConstantsAndVerdict) {
@@ -88,7 +117,7 @@ TEST(RelaxInspectTest, CliTextNamesInputsKernelsConstantsAndVerdict) {
   EXPECT_TRUE(Has(LineStarting(mlp.out, "vm.builtin.alloc_tensor "), "supported builtin  5 call sites")) << mlp.out;
   EXPECT_TRUE(Has(LineStarting(mlp.out, "c[6] "), "float32[16, 32]  2048 B")) << mlp.out;
   EXPECT_TRUE(Has(mlp.out, "constants: 12 (4 tensors")) << mlp.out;
-  EXPECT_TRUE(Has(mlp.out, "\nrunnable by sorun: yes\n")) << mlp.out;
+  EXPECT_TRUE(Has(mlp.out, "\nrunnable by sorun: yes\ndevices needed: cpu (no device module)\n")) << mlp.out;
   EXPECT_FALSE(Has(mlp.out, "disassembly")) << mlp.out;
 
   testing::CliResult dyn = testing::RunSorun({"inspect", Fixture("dyn_batch")});
@@ -125,6 +154,8 @@ TEST(RelaxInspectTest, CliJson) {
   EXPECT_STREQ(relax["tvm_versions"].GetString(), "TVM 0.22+");
   EXPECT_STREQ(relax["magic"].GetString(), "V2");
   EXPECT_TRUE(relax["runnable"].GetBool());
+  ASSERT_EQ(d["devices_needed"].Size(), 1u);
+  EXPECT_STREQ(d["devices_needed"][0].GetString(), "cpu");
   EXPECT_EQ(relax["refusals"].Size(), 0u);
   EXPECT_EQ(relax["constants"]["tensors"].Size(), 2u);
   EXPECT_EQ(relax["constants"]["unaligned_tensors"].GetUint64(),

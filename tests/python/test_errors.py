@@ -45,6 +45,25 @@ def test_bad_device_string(mlp, device):
         mlp.executor(device=device)
 
 
+@pytest.mark.parametrize("device,module", [("opencl", "OpenCL"), ("cuda:1", "CUDA"), (["cpu", "opencl"], "OpenCL")])
+def test_cpu_model_on_a_device_is_refused(mlp, device, module):
+    # mlp.so's kernels are the CPU's: refused before the backend is asked whether the device exists.
+    assert mlp.device_types_needed == ["cpu"]
+    with pytest.raises(sorun.InvalidArgumentError) as e:
+        mlp.executor(device=device)
+    assert str(e.value).startswith(mlp.path + ": it has kernels for cpu only (no %s module): it cannot run on " % module)
+
+
+def test_opencl_model_on_the_cpu_is_refused(zoo):
+    model = sorun.load(zoo("mlp_opencl"))
+    assert model.device_types_needed == ["opencl"]
+    for device in ("cpu", "cuda"):
+        with pytest.raises(sorun.InvalidArgumentError) as e:
+            model.executor(device=device)
+        assert str(e.value) == (model.path + ": its kernels are in an OpenCL module: it needs an opencl device, "
+                                "the executor was given %s:0" % device)
+
+
 def test_not_an_array(mlp):
     with pytest.raises(sorun.InvalidArgumentError, match="expected an array .* got str"):
         mlp.executor().set_input("data", "hello")

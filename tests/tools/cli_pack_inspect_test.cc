@@ -118,6 +118,7 @@ TEST_F(CliPackInspectTest, InspectText) {
                            "kernels  sorun_dense_bias_relu, sorun_softmax",
                            "memory plan",
                            "cpu:0  params  144 B",
+                           "\ndevices needed: cpu (no device module)\n",
                            "exported functions"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.out;
   }
@@ -160,6 +161,7 @@ TEST_F(CliPackInspectTest, InspectJson) {
   // data (32 B) + fc (16 B) + softmax (16 B), each in its own pool.
   EXPECT_EQ(doc["memory_plan"][0]["activation_bytes"].GetUint64(), 64u);
   EXPECT_EQ(doc["device_modules"].Size(), 0u);
+  EXPECT_EQ(Strings(doc["devices_needed"]), (std::vector<std::string>{"cpu"}));
   EXPECT_TRUE(doc["checksum"]["present"].GetBool());
   EXPECT_TRUE(doc["checksum"]["valid"].GetBool());
   EXPECT_EQ(std::string(doc["checksum"]["hash"].GetString()).size(), 16u);
@@ -245,8 +247,11 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
   EXPECT_STREQ(dev["kernels"][1]["name"].GetString(), "vadd");
   // No device_index in the graph: planned on the model's device type.
   EXPECT_STREQ(doc["memory_plan"][0]["device"].GetString(), "opencl:0");
+  EXPECT_EQ(Strings(doc["devices_needed"]), (std::vector<std::string>{"opencl"}));
   CliResult text = RunSorun({"inspect", Path("cl.so")});
   EXPECT_NE(text.out.find("[2] opencl: fmt cl"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\ndevices needed: opencl (its kernels are in an OpenCL module)\n"), std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("vadd   (handle, handle, handle, int32)   launch blockIdx.x, threadIdx.x"), std::string::npos)
       << text.out;
 
@@ -259,6 +264,7 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
   EXPECT_STREQ(doc["modules"][0]["type_key"].GetString(), "_lib");
   EXPECT_STREQ(doc["modules"][1]["type_key"].GetString(), "opencl");
   EXPECT_TRUE(doc["graph"].IsNull());
+  EXPECT_EQ(Strings(doc["devices_needed"]), (std::vector<std::string>{"opencl"}));
 
   // That kernel library is what TVM's three-file deployment of an OpenCL build ships (lib.so, or lib.tar
   // with a devc.o): packing it with the graph keeps its OpenCL module, whose blob is replaced.
@@ -280,6 +286,7 @@ TEST_F(CliPackInspectTest, OpenclModelPacksWithoutAPlatformAndInspects) {
     EXPECT_TRUE(doc["checksum"]["valid"].GetBool()) << lib;
     CliResult v = RunSorun({"verify", out});
     EXPECT_EQ(v.exit_code, 0) << Describe(v);
+    EXPECT_NE(v.out.find("; devices needed: opencl)\n"), std::string::npos) << v.out;
   }
   // A deploy library (its blob holds a factory) is refused, naming the cause.
   r = RunSorun({"pack", "-o", Path("cl_refused.so"), "--graph", cl_->graph, "--lib", Path("cl.so")});
@@ -316,6 +323,10 @@ TEST_F(CliPackInspectTest, CudaDeviceCodePacksAndInspectsWithoutAGpu) {
             (std::vector<std::string>{"blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"}));
   EXPECT_EQ(Strings(dev["kernels"][1]["launch_param_tags"]), (std::vector<std::string>{"blockIdx.y"}));
   EXPECT_STREQ(doc["memory_plan"][0]["device"].GetString(), "cuda:0");
+  EXPECT_EQ(Strings(doc["devices_needed"]), (std::vector<std::string>{"cuda"}));
+  CliResult text = RunSorun({"inspect", Path("cuda.so")});
+  EXPECT_NE(text.out.find("\ndevices needed: cuda (its kernels are in a CUDA module)\n"), std::string::npos)
+      << text.out;
 
   r = Pack({"-o", Path("cuda_lib.so"), "--cuda", Path("k2.fatbin")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -328,6 +339,14 @@ TEST_F(CliPackInspectTest, CudaDeviceCodePacksAndInspectsWithoutAGpu) {
   CliResult run = RunSorun({"run", Path("cuda.so"), "--device", "cuda", "--input", "data=" + files_->input});
   EXPECT_EQ(run.exit_code, 1) << Describe(run);
   EXPECT_TRUE(IsOneErrorLine(run)) << Describe(run);
+  // On the default device (the CPU) it is refused when the executor is asked for, naming what it needs.
+  run = RunSorun({"run", Path("cuda.so"), "--input", "data=" + files_->input});
+  EXPECT_EQ(run.exit_code, 1) << Describe(run);
+  EXPECT_TRUE(IsOneErrorLine(run)) << Describe(run);
+  EXPECT_NE(run.err.find(Path("cuda.so") +
+                         ": its kernels are in a CUDA module: it needs a cuda device, the executor was given cpu:0"),
+            std::string::npos)
+      << run.err;
 }
 
 TEST_F(CliPackInspectTest, KernelDescriptionErrorsNameTheFileAndKernel) {

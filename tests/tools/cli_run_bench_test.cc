@@ -312,11 +312,22 @@ TEST_F(CliOpenclTest, PackedOpenclModelRunsOnTheDevice) {
   y = testing::ReadFloatNpy(Path("cl_repacked_out/output_0.npy"));
   for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], cl.expected[i]) << i;
 
-  // The CPU kernels of the small model refuse OpenCL tensors: a kernel failure, exit 1.
+  // The small model has CPU kernels only: an OpenCL executor is refused when it is asked for (not by its
+  // first kernel), one line naming the model and the device, exit 1.
   r = RunSorun({"run", Model(), "--device", "opencl", "--input", "data=" + files_->input});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
-  EXPECT_NE(r.err.find("must be on the CPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(Model() + ": it has kernels for cpu only (no OpenCL module): it cannot run on opencl:0"),
+            std::string::npos)
+      << r.err;
+  // And the OpenCL model on the default device (the CPU) names the device it needs.
+  r = RunSorun({"run", Path("cl.so"), "--input", "a=" + cl.a, "--input", "b=" + cl.b});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(testing::IsOneErrorLine(r)) << Describe(r);
+  EXPECT_NE(r.err.find(Path("cl.so") + ": its kernels are in an OpenCL module: it needs an opencl device, the "
+                                       "executor was given cpu:0"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

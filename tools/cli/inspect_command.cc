@@ -112,9 +112,10 @@ std::string InspectUsage() {
          "\n"
          "Shows what a model library (.so, or a .tar export) holds, reading its bytes only: the library is\n"
          "never loaded or executed. Reports the blob layout, the module tree, the graph's inputs, outputs\n"
-         "and parameters, a memory plan, the device modules' kernels and the integrity record. For a Relax\n"
-         "VM export (TVM 0.16 - 0.27): the executable's functions, main's inputs, the constants and their\n"
-         "alignment, every called function classified, and whether sorun can run it.\n"
+         "and parameters, a memory plan, the device modules' kernels, the integrity record, and the devices\n"
+         "the model needs (cpu, or the type of its CUDA / OpenCL module, which `run --device` must name).\n"
+         "For a Relax VM export (TVM 0.16 - 0.27): the executable's functions, main's inputs, the constants\n"
+         "and their alignment, every called function classified, and whether sorun can run it.\n"
          "\n" +
          FormatFlagHelp(InspectFlags());
 }
@@ -241,11 +242,13 @@ std::string InspectReportToText(const InspectReport& r) {
            "): " + std::to_string(c.constants.size()) + " tensors, symbols " + Join(c.symbols, ", ") + "\n";
   }
 
+  const std::string devices = "devices needed: " + r.DescribeDevicesNeeded() + "\n";
   if (r.relax) {  // its kernels are listed with the called functions
-    out += RelaxVerdictToText(*r.relax);
+    out += RelaxVerdictToText(*r.relax) + devices;
     if (!r.relax->disassembly.empty()) out += "\ndisassembly\n" + r.relax->disassembly;
     return out;
   }
+  if (r.kind == ArtifactKind::kPackedModel) out += "\n" + devices;
   if (!r.host_functions.empty()) {
     out += "\nexported functions (" + std::to_string(r.host_functions.size()) + ")\n";
     out += Wrap(r.host_functions, "  ");
@@ -460,6 +463,10 @@ std::string InspectReportToJson(const InspectReport& r) {
   }
   w.EndObject();
 
+  w.Key("devices_needed");  // device type names: ["cpu"] without a device module
+  std::vector<std::string> devices_needed;
+  for (DLDeviceType type : r.devices_needed) devices_needed.emplace_back(DeviceTypeName(type));
+  WriteJsonStrings(w, devices_needed);
   if (r.relax) {
     w.Key("relax");
     WriteRelaxInspectionJson(w, *r.relax);

@@ -30,7 +30,8 @@ std::string VerifyUsage() {
          "graph-executor factory whose first import is the kernel library, the storage plan is valid, and\n"
          "every kernel a node calls is a function the library itself exports (never libc, a data object or\n"
          "a reserved ABI name). OK means the file is safe to run (its kernels are trusted code).\n"
-         "Prints 'MODEL: OK (blob N bytes, xxh64 H)' and exits 0, or the error and exits 1.\n"
+         "Prints 'MODEL: OK (blob N bytes, xxh64 H; devices needed: D)' and exits 0 (D: cpu, or the type of\n"
+         "the model's CUDA / OpenCL module, which `run --device` must name), or the error and exits 1.\n"
          "\n" +
          FormatFlagHelp(VerifyFlags());
 }
@@ -54,7 +55,7 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
       return FailedPrecondition(path + ": sorun cannot run this Relax export:" + why);
     }
     return "OK (Relax export, blob " + std::to_string(report->blob_bytes) + " bytes, xxh64 " + report->checksum.hash +
-           ")";
+           "; devices needed: " + report->DevicesNeededNames() + ")";
   }
   const ElfSymbolData* blob = file.blob();
   if (blob == nullptr) {
@@ -76,7 +77,8 @@ StatusOr<std::string> VerifyModelFile(const std::string& path) {
   auto report = InspectModelFile(path);
   if (!report.ok()) return NamePath(std::move(report).status(), path);
   SORUN_RETURN_IF_ERROR(CheckRunnable(file, *report));
-  return "OK (blob " + std::to_string(blob_bytes) + " bytes, xxh64 " + report->checksum.hash + ")";
+  return "OK (blob " + std::to_string(blob_bytes) + " bytes, xxh64 " + report->checksum.hash +
+         "; devices needed: " + report->DevicesNeededNames() + ")";
 }
 
 int RunVerifyCommand(const std::vector<std::string>& args, CommandIo& io) {

@@ -343,6 +343,15 @@ static void TestOptions(const sorun_model_t* model) {
   options.num_threads = -3;
   CHECK_FAILS(sorun_executor_new(model, &options, &exec), SORUN_INVALID_ARGUMENT, "num_threads is -3");
   CHECK(exec == NULL);
+  /* The MLP has CPU kernels only: an OpenCL executor is refused by the device check, whether or not the
+   * machine has OpenCL. */
+  DLDevice opencl = {kDLOpenCL, 0};
+  options.num_threads = 0;
+  options.devices = &opencl;
+  options.num_devices = 1;
+  CHECK_FAILS(sorun_executor_new(model, &options, &exec), SORUN_INVALID_ARGUMENT,
+              ": it has kernels for cpu only (no OpenCL module): it cannot run on opencl:0");
+  CHECK(exec == NULL);
   CHECK_FAILS(sorun_executor_new(NULL, NULL, &exec), SORUN_INVALID_ARGUMENT, "model is NULL");
   CHECK_FAILS(sorun_executor_new(model, NULL, NULL), SORUN_INVALID_ARGUMENT, "executor is NULL");
 }
