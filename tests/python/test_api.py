@@ -176,7 +176,7 @@ def test_streams_of_a_cpu_executor(mlp, mlp_data):
     with pytest.raises(sorun.InvalidArgumentError, match="stream of cuda:0"):
         ex.set_stream("cuda:0", 0)
     with pytest.raises(sorun.InvalidArgumentError, match="bad device"):
-        ex.stream("gpu")
+        ex.stream("opencl:x")
 
 
 def test_num_threads(mlp, mlp_data):
