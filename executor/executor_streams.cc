@@ -39,7 +39,6 @@ StatusOr<ExecutorStreams> ExecutorStreams::Create(const std::vector<DLDevice>& d
     if (seen) continue;
     const std::string what = "the executor's stream on " + DeviceToString(device);
     SORUN_ASSIGN_OR_RETURN(DeviceApi * api, GetDeviceApi(device.device_type));
-    SORUN_RETURN_IF_ERROR_CTX(api->Sync(device, nullptr), what);
     Entry entry;
     entry.device = device;
     entry.api = api;

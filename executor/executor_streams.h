@@ -32,9 +32,10 @@ class ExecutorStreams {
   ExecutorStreams& operator=(const ExecutorStreams&) = delete;
   ~ExecutorStreams();  // frees the streams it made
 
-  // Waits until each non-CPU device in `devices` has finished the work queued so far (memory an
-  // executor uploaded with the synchronous copies of stream 0 is then in place for any stream), and
-  // makes one stream per such device.
+  // Makes one stream per non-CPU device in `devices`. Nothing is waited for: the backends' streams
+  // are ordered with the device's default queue (CUDA: CU_STREAM_DEFAULT), so the weights and buffers
+  // an executor uploaded there before are in place for its first kernel, and other executors' work
+  // on the device does not stall the creation of a new one.
   static StatusOr<ExecutorStreams> Create(const std::vector<DLDevice>& devices);
 
   // The stream of `device` in use now (null: the device's default queue). InvalidArgument when
