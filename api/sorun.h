@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/executor_types.h"
+#include "base/load_hooks.h"
 #include "base/status.h"
 
 namespace sorun {
@@ -76,6 +77,14 @@ struct RuntimeOptions {
   // into the page cache in the background; the default), kPopulate (map them all before returning).
   enum class Prefetch { kNone, kWillNeed, kPopulate };
   Prefetch prefetch = Prefetch::kWillNeed;
+  // Decryption on the way in (base/load_hooks.h): called with the stored bytes (the file's, or the
+  // buffer's), it writes the library's plaintext into a sealed anonymous memory file that is then
+  // loaded; the plaintext never reaches a file system. Empty: the bytes are the library.
+  DecryptHook decrypt;
+  // Called with the library's exact bytes before dlopen (base/load_hooks.h): a non-OK status refuses the
+  // model before any of its code (constructors included) runs. When set, a file is first copied into a
+  // sealed memory file, so the bytes checked are the bytes mapped. //security:ed25519_verifier makes one.
+  LibraryVerifier verify_library;
 };
 
 // How an executor runs.
@@ -242,6 +251,13 @@ class Model {
  public:
   // One file: a packed model library (.so; .tar where //api:sorun is linked).
   static StatusOr<Model> Load(const std::string& path, const RuntimeOptions& options = {});
+  // The same model from bytes in memory (a download, a store, a decrypted buffer): copied into an
+  // anonymous sealed memfd and loaded from there (dlopen of /proc/self/fd/N). Nothing is written to any
+  // file system; weights are used in place from the memfd's mapping; the caller may free `bytes` when
+  // this returns. Every check of a file applies unchanged, its messages naming `name` instead of a
+  // path (byte offsets are the same). Unimplemented where the kernel has no memfd_create.
+  static StatusOr<Model> LoadFromMemory(std::string_view bytes, const RuntimeOptions& options = {},
+                                        const std::string& name = "<memory>");
   // The three-file deployment: graph JSON + kernel library + params file (optional: empty path). The
   // params file is mapped and its tensors used in place when 64-byte aligned (as sorun writes them).
   static StatusOr<Model> LoadFromFiles(const std::string& graph_json_path, const std::string& library_path,
@@ -251,7 +267,7 @@ class Model {
   // as Executor::inputs() / outputs()).
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
-  // The path given to Load (the library path for LoadFromFiles).
+  // The path given to Load (the library path for LoadFromFiles; the name given to LoadFromMemory).
   const std::string& path() const;
   // Which executor kind runs the model: "graph executor" or "Relax VM".
   const char* executor_kind() const;

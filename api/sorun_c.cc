@@ -43,8 +43,9 @@ SORUN_C_SAME_CODE(SORUN_UNIMPLEMENTED, kUnimplemented);
 SORUN_C_SAME_CODE(SORUN_RESOURCE_EXHAUSTED, kResourceExhausted);
 SORUN_C_SAME_CODE(SORUN_INTERNAL, kInternal);
 SORUN_C_SAME_CODE(SORUN_ABORTED, kAborted);
+SORUN_C_SAME_CODE(SORUN_PERMISSION_DENIED, kPermissionDenied);
 #undef SORUN_C_SAME_CODE
-constexpr int kLastStatusCode = static_cast<int>(StatusCode::kAborted);
+constexpr int kLastStatusCode = static_cast<int>(StatusCode::kPermissionDenied);
 
 // The 1.0 layouts: a struct_size below these is a caller error. Later minors append fields and keep
 // these minimums, so a caller built against 1.0 keeps working.

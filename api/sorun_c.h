@@ -83,7 +83,8 @@ typedef enum sorun_status {
   SORUN_UNIMPLEMENTED = 8,       /* a valid request this build does not support */
   SORUN_RESOURCE_EXHAUSTED = 9,  /* allocation failure */
   SORUN_INTERNAL = 10,           /* a broken invariant inside sorun */
-  SORUN_ABORTED = 11             /* a kernel reported failure (its message is carried) */
+  SORUN_ABORTED = 11,            /* a kernel reported failure (its message is carried) */
+  SORUN_PERMISSION_DENIED = 12   /* a configured check (a signature) refused the model (API 1.3) */
 } sorun_status_t;
 
 typedef struct sorun_model sorun_model_t;       /* a loaded model; immutable, shareable */

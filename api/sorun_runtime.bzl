@@ -53,6 +53,7 @@ def sorun_runtime(name, backends, executors, visibility = None):
         visibility = visibility,
         deps = [
             "//base:executor_types",
+            "//base:load_hooks",
             "//base:status",
             "//executor",
             "//runtime",

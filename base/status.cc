@@ -19,6 +19,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kResourceExhausted: return "resource_exhausted";
     case StatusCode::kInternal: return "internal";
     case StatusCode::kAborted: return "aborted";
+    case StatusCode::kPermissionDenied: return "permission_denied";
   }
   return "unknown";
 }
@@ -80,6 +81,7 @@ Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, 
 Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
 Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 Status Aborted(std::string m) { return Status(StatusCode::kAborted, std::move(m)); }
+Status PermissionDenied(std::string m) { return Status(StatusCode::kPermissionDenied, std::move(m)); }
 
 std::string HexString(uint64_t v) {
   static const char kDigits[] = "0123456789abcdef";

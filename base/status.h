@@ -31,6 +31,7 @@ enum class StatusCode : int {
   kResourceExhausted = 9,   // allocation failure
   kInternal = 10,           // a broken invariant inside sorun
   kAborted = 11,            // a kernel reported failure (its message is carried)
+  kPermissionDenied = 12,   // a check the caller configured refused the input (an unsigned or altered model)
 };
 
 // Returns the lower-case name of `code` ("invalid_argument").
@@ -82,6 +83,7 @@ Status Unimplemented(std::string message);
 Status ResourceExhausted(std::string message);
 Status Internal(std::string message);
 Status Aborted(std::string message);
+Status PermissionDenied(std::string message);
 
 // For messages that name addresses and offsets: "0x" + lowercase hex digits of `v` ("0x1f40").
 std::string HexString(uint64_t v);

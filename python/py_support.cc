@@ -26,10 +26,12 @@ constexpr ErrorType kErrorTypes[] = {
     {StatusCode::kResourceExhausted, "ResourceExhaustedError", "An allocation failed."},
     {StatusCode::kInternal, "InternalError", "A broken invariant inside sorun (please report)."},
     {StatusCode::kAborted, "AbortedError", "A kernel reported failure; the message is the kernel's."},
+    {StatusCode::kPermissionDenied, "PermissionDeniedError",
+     "A check the caller configured (a signature) refused the model before any of its code ran."},
 };
 
 // Indexed by StatusCode; set once at import (module init holds the GIL), never freed.
-PyObject* g_error_types[static_cast<int>(StatusCode::kAborted) + 1] = {};
+PyObject* g_error_types[static_cast<int>(StatusCode::kPermissionDenied) + 1] = {};
 
 // ---------------------------------------------------------------- inputs
 

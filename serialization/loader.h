@@ -20,6 +20,9 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "base/load_hooks.h"
 
 #include "base/status.h"
 #include "runtime/module.h"
@@ -48,6 +51,12 @@ struct LoadOptions {
   // Default kWillNeed. A failing madvise is ignored (the pages still come in on first touch).
   enum class Prefetch { kNone, kWillNeed, kPopulate };
   Prefetch prefetch = Prefetch::kWillNeed;
+
+  // base/load_hooks.h. With either set, a file's bytes go through a sealed memory file (LoadModuleFromMemory)
+  // rather than being dlopen'ed by path: decrypt writes the plaintext there, verify_library judges it
+  // before dlopen.
+  DecryptHook decrypt;
+  LibraryVerifier verify_library;
 };
 
 // The checksum choice `options` resolves to (the precedence above). InvalidArgument for an
@@ -55,6 +64,12 @@ struct LoadOptions {
 StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options);
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});
+
+// A shared library from bytes: (options.decrypt, if set, turns them into the plaintext) copied into an
+// anonymous memfd, sealed, checked like a file (PreflightSharedLibraryBytes; options.verify_library),
+// then dlopen'ed as /proc/self/fd/N and loaded as LoadModule loads a .so. `name` stands for the path in
+// every message. The memfd stays open while the library is mapped. Unimplemented without memfd_create.
+StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options = {});
 
 }  // namespace sorun
 

@@ -21,6 +21,7 @@ from ._sorun import (  # noqa: F401  (re-exported API)
     Model,
     NotFoundError,
     OutOfRangeError,
+    PermissionDeniedError,
     ResourceExhaustedError,
     Tensor,
     TensorInfo,
@@ -33,7 +34,7 @@ from ._version import __version__  # noqa: F401  (written by python/build_wheel.
 
 __all__ = [
     "AbortedError", "AlreadyExistsError", "DataLossError", "Error", "Executor", "FailedPreconditionError",
-    "InternalError", "InvalidArgumentError", "Model", "NotFoundError", "OutOfRangeError",
+    "InternalError", "InvalidArgumentError", "Model", "NotFoundError", "OutOfRangeError", "PermissionDeniedError",
     "ResourceExhaustedError", "Tensor", "TensorInfo", "UnavailableError", "UnimplementedError", "load",
     "num_threads", "__version__",
 ]

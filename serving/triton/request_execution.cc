@@ -228,7 +228,8 @@ void ExecuteRequests(InstanceState& instance, TRITONBACKEND_Request** requests, 
   RunRequests(instance, pending);
   const uint64_t compute_end_ns = NowNs();
 
-  for (PendingRequest& request : pending) SendResponse(model, request);
+  // Statistics are reported before any response is sent, so a client that has its response already finds its
+  // request counted in /v2/models/<name>/stats and /metrics (sending first left a window where it was not).
   const uint64_t exec_end_ns = NowNs();
 
   uint64_t batch_rows = 0;
@@ -249,6 +250,7 @@ void ExecuteRequests(InstanceState& instance, TRITONBACKEND_Request** requests, 
         "TRITONBACKEND_ModelInstanceReportBatchStatistics");
     if (!reported.ok()) LogError("model '" + model.name() + "': " + reported.message());
   }
+  for (PendingRequest& request : pending) SendResponse(model, request);
   for (PendingRequest& request : pending) {
     if (request.request == nullptr) continue;
     Status released = FromTritonError(TRITONBACKEND_RequestRelease(request.request, TRITONSERVER_REQUEST_RELEASE_ALL),
