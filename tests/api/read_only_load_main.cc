@@ -1,4 +1,4 @@
-// A child process for load_from_memory_test: makes every mount read-only in a private mount namespace,
+// A child process for model_from_memory_test: makes every mount read-only in a private mount namespace,
 // proves that writes now fail, then loads a model from memory (its bytes read before the remount) and
 // runs it, printing the output's bytes as hex. Exit 0: loaded and ran with nothing writable; 2: the
 // namespace could not be made (the test skips); anything else: a failure, said on stderr.
