@@ -219,12 +219,13 @@ StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string&
   }
   SORUN_RETURN_IF_ERROR(NamedStatus(file.Seal(), name));
   {
-    // The sealed bytes, read through one mapping: the file checks, then the caller's verifier.
+    // The sealed bytes, read through one mapping: the caller's verifier first (a signed model's bytes are
+    // parsed by nothing before its signature holds), then the file checks.
     SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> sealed, MappedFile::OpenDescriptor(file.fd(), name));
-    SORUN_RETURN_IF_ERROR(PreflightSharedLibraryBytes(sealed->data(), sealed->size(), name));
     if (options.verify_library) {
       SORUN_RETURN_IF_ERROR(NamedStatus(options.verify_library(sealed->bytes(), name), name));
     }
+    SORUN_RETURN_IF_ERROR(PreflightSharedLibraryBytes(sealed->data(), sealed->size(), name));
   }
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<SharedLibrary> library, SharedLibrary::OpenDescriptor(file.Release(), name));
   SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(std::move(library)));
