@@ -17,6 +17,8 @@ LoadOptions ToLoadOptions(const RuntimeOptions& options) {
     case RuntimeOptions::Prefetch::kWillNeed: load.prefetch = LoadOptions::Prefetch::kWillNeed; break;
     case RuntimeOptions::Prefetch::kPopulate: load.prefetch = LoadOptions::Prefetch::kPopulate; break;
   }
+  load.decrypt = options.decrypt;
+  load.verify_library = options.verify_library;
   return load;
 }
 
@@ -49,15 +51,31 @@ const std::string& NoPath() {
 
 int ProcessPoolThreads() { return ThreadPool::Global().num_threads(); }
 
-StatusOr<Model> Model::Load(const std::string& path, const RuntimeOptions& options) {
-  SORUN_ASSIGN_OR_RETURN(Module root, sorun::Load(path, ToLoadOptions(options)));
+namespace {
+
+// The executable of a loaded module tree; `path` names it (the name given for bytes from memory).
+StatusOr<ObjectPtr<Executable>> ExecutableOfRoot(const Module& root, const std::string& path) {
   auto executable = ExecutableOfModel(root, path);
   if (!executable.ok()) {
     Status s = std::move(executable).status();
     if (s.message().rfind(path, 0) != 0) s.Annotate(path);
     return s;
   }
-  return Model(std::make_shared<const Impl>(Impl{std::move(*executable), path}));
+  return executable;
+}
+
+}  // namespace
+
+StatusOr<Model> Model::Load(const std::string& path, const RuntimeOptions& options) {
+  SORUN_ASSIGN_OR_RETURN(Module root, sorun::Load(path, ToLoadOptions(options)));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, ExecutableOfRoot(root, path));
+  return Model(std::make_shared<const Impl>(Impl{std::move(executable), path}));
+}
+
+StatusOr<Model> Model::LoadFromMemory(std::string_view bytes, const RuntimeOptions& options, const std::string& name) {
+  SORUN_ASSIGN_OR_RETURN(Module root, sorun::LoadFromMemory(bytes, name, ToLoadOptions(options)));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, ExecutableOfRoot(root, name));
+  return Model(std::make_shared<const Impl>(Impl{std::move(executable), name}));
 }
 
 StatusOr<Model> Model::LoadFromFiles(const std::string& graph_json_path, const std::string& library_path,

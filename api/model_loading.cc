@@ -7,4 +7,9 @@ StatusOr<Module> Load(const std::string& path, const LoadOptions& options) {
   return LoadModule(path, options);
 }
 
+StatusOr<Module> LoadFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+  SORUN_RETURN_IF_ERROR(Initialize());
+  return LoadModuleFromMemory(bytes, name, options);
+}
+
 }  // namespace sorun

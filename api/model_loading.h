@@ -11,6 +11,7 @@
 #define SORUN_API_MODEL_LOADING_H_
 
 #include <string>
+#include <string_view>
 
 #include "api/sorun.h"
 #include "base/status.h"
@@ -22,6 +23,8 @@ namespace sorun {
 // Loads a model library (.so, or .tar where the tar loader is linked) after Initialize(): every
 // executor kind and backend the program links is registered. See serialization/loader.h.
 StatusOr<Module> Load(const std::string& path, const LoadOptions& options = {});
+// The same from bytes in memory (serialization/loader.h LoadModuleFromMemory); `name` stands for the path.
+StatusOr<Module> LoadFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options = {});
 
 }  // namespace sorun
 

@@ -3,6 +3,7 @@
 // thread's last-error text, and catches every exception so none crosses the C boundary.
 #include "api/sorun_c.h"
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -49,7 +50,7 @@ constexpr int kLastStatusCode = static_cast<int>(StatusCode::kPermissionDenied);
 
 // The 1.0 layouts: a struct_size below these is a caller error. Later minors append fields and keep
 // these minimums, so a caller built against 1.0 keeps working.
-constexpr size_t kRuntimeOptionsV1Size = sizeof(sorun_runtime_options_t);
+constexpr size_t kRuntimeOptionsV1Size = offsetof(sorun_runtime_options_t, decrypt);
 constexpr size_t kExecutorOptionsV1Size = sizeof(sorun_executor_options_t);
 constexpr size_t kTensorInfoV1Size = sizeof(sorun_tensor_info_t);
 static_assert(kRuntimeOptionsV1Size == 16 && kExecutorOptionsV1Size == 64 && kTensorInfoV1Size == 40,
@@ -119,6 +120,18 @@ StatusOr<T> ReadOptions(const char* function, const char* argument, const T* in,
   return out;
 }
 
+// A C hook's answer as a Status: its code (an unknown one is Internal) and its message.
+Status HookStatus(sorun_status_t rc, char* message, const char* hook) {
+  if (rc == SORUN_OK) return Status::Ok();
+  message[1023] = '\0';
+  std::string text = message[0] != '\0' ? message : std::string(hook) + " refused the model";
+  const int code = static_cast<int>(rc);
+  if (code <= 0 || code > kLastStatusCode) {
+    return Internal(std::string(hook) + " returned status " + std::to_string(code) + ": " + text);
+  }
+  return Status(static_cast<StatusCode>(code), std::move(text));
+}
+
 StatusOr<RuntimeOptions> ToRuntimeOptions(const char* function, const sorun_runtime_options_t* in) {
   SORUN_ASSIGN_OR_RETURN(sorun_runtime_options_t c, ReadOptions(function, "options", in, kRuntimeOptionsV1Size));
   RuntimeOptions options;
@@ -132,6 +145,23 @@ StatusOr<RuntimeOptions> ToRuntimeOptions(const char* function, const sorun_runt
     default:
       return InvalidArgument(std::string(function) + ": options->prefetch is " + std::to_string(c.prefetch) +
                              "; expected a sorun_prefetch_t (0 default, 1 none, 2 will_need, 3 populate)");
+  }
+  if (c.decrypt != nullptr) {
+    options.decrypt = [fn = c.decrypt, user = c.decrypt_user_data](std::string_view stored, PlaintextSink& sink,
+                                                                   const std::string& name) {
+      char message[1024] = {0};
+      const sorun_status_t rc = fn(user, stored.data(), stored.size(), name.c_str(),
+                                   reinterpret_cast<sorun_plaintext_sink_t*>(&sink), message, sizeof message);
+      return HookStatus(rc, message, "the decrypt hook");
+    };
+  }
+  if (c.verify_library != nullptr) {
+    options.verify_library = [fn = c.verify_library, user = c.verify_user_data](std::string_view library,
+                                                                                const std::string& name) {
+      char message[1024] = {0};
+      const sorun_status_t rc = fn(user, library.data(), library.size(), name.c_str(), message, sizeof message);
+      return HookStatus(rc, message, "the verify_library hook");
+    };
   }
   return options;
 }
@@ -221,6 +251,33 @@ sorun_status_t sorun_parse_device(const char* text, DLDevice* device) {
     SORUN_C_CHECK_NOT_NULL(device);
     SORUN_ASSIGN_OR_RETURN(*device, sorun::ParseDevice(text));
     return Status::Ok();
+  });
+}
+
+sorun_status_t sorun_model_load_from_memory(const void* data, size_t size, const char* name,
+                                            const sorun_runtime_options_t* options, sorun_model_t** model) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    if (data == nullptr && size > 0) return sorun::InvalidArgument(std::string(function) + ": data is NULL");
+    SORUN_C_CHECK_NOT_NULL(model);
+    SORUN_ASSIGN_OR_RETURN(sorun::RuntimeOptions runtime_options, sorun::ToRuntimeOptions(function, options));
+    const std::string_view bytes(static_cast<const char*>(data), size);
+    return sorun::LoadInto(sorun::Model::LoadFromMemory(bytes, runtime_options, name != nullptr ? name : "<memory>"),
+                           model);
+  });
+}
+
+sorun_status_t sorun_plaintext_sink_write(sorun_plaintext_sink_t* sink, const void* data, size_t size) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(sink);
+    if (data == nullptr && size > 0) return sorun::InvalidArgument(std::string(function) + ": data is NULL");
+    return reinterpret_cast<sorun::PlaintextSink*>(sink)->Write(data, size);
+  });
+}
+
+sorun_status_t sorun_plaintext_sink_reserve(sorun_plaintext_sink_t* sink, size_t size) {
+  return Guarded(__func__, [&, function = __func__]() -> Status {
+    SORUN_C_CHECK_NOT_NULL(sink);
+    return reinterpret_cast<sorun::PlaintextSink*>(sink)->Reserve(size);
   });
 }
 

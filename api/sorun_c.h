@@ -67,7 +67,7 @@ extern "C" {
 /* The version of this header; compare with sorun_api_version() (the library's) at startup. A library
  * with the same major and a minor >= the header's has every function and field used. */
 #define SORUN_API_VERSION_MAJOR 1
-#define SORUN_API_VERSION_MINOR 2
+#define SORUN_API_VERSION_MINOR 3
 #define SORUN_API_VERSION ((SORUN_API_VERSION_MAJOR << 16) | SORUN_API_VERSION_MINOR)
 
 /* Error classes; the numeric values are stable (they are sorun::StatusCode's, base/status.h). */
@@ -116,6 +116,22 @@ SORUN_C_API sorun_status_t sorun_parse_device(const char* text, DLDevice* device
 #define SORUN_OPTION_ON 1
 #define SORUN_OPTION_OFF (-1)
 
+/* The load hooks (API 1.3; docs/security.md). Both run on the loading thread, before anything of the
+ * library is mapped or run; both may be called by many loads at once when options are shared. A hook
+ * returns SORUN_OK, or a status (SORUN_PERMISSION_DENIED for a refusal) with a reason written into
+ * `message` (NUL-terminated, at most message_size bytes), which the load's error carries. */
+typedef struct sorun_plaintext_sink sorun_plaintext_sink_t; /* owned by the loader, valid during the hook */
+/* Decryption on the way in: `stored` is the file's (or buffer's) bytes; write the library's plaintext to
+ * `plaintext` with sorun_plaintext_sink_write (it goes to a sealed anonymous memory file, never to disk). */
+typedef sorun_status_t (*sorun_decrypt_fn)(void* user_data, const void* stored, size_t size, const char* name,
+                                           sorun_plaintext_sink_t* plaintext, char* message, size_t message_size);
+/* Judges the library's exact bytes (decrypted, if a decrypt hook is set) before dlopen. */
+typedef sorun_status_t (*sorun_verify_library_fn)(void* user_data, const void* library, size_t size, const char* name,
+                                                  char* message, size_t message_size);
+/* Appends plaintext bytes; sorun_plaintext_sink_reserve optionally sizes the memory file once. */
+SORUN_C_API sorun_status_t sorun_plaintext_sink_write(sorun_plaintext_sink_t* sink, const void* data, size_t size);
+SORUN_C_API sorun_status_t sorun_plaintext_sink_reserve(sorun_plaintext_sink_t* sink, size_t size);
+
 /* What loading does to the model file's pages. */
 typedef enum sorun_prefetch {
   SORUN_PREFETCH_DEFAULT = 0,   /* SORUN_PREFETCH_WILL_NEED */
@@ -128,11 +144,21 @@ typedef struct sorun_runtime_options {
   size_t struct_size;      /* sizeof(sorun_runtime_options_t) */
   int32_t verify_checksum; /* SORUN_OPTION_ON / _OFF; _DEFAULT: SORUN_VERIFY_CHECKSUM, else off */
   int32_t prefetch;        /* a sorun_prefetch_t */
+  /* API 1.3: NULL for none. */
+  sorun_decrypt_fn decrypt;
+  void* decrypt_user_data;
+  sorun_verify_library_fn verify_library;
+  void* verify_user_data;
 } sorun_runtime_options_t;
 
 /* Loads a packed model (.so or .tar) into *model. `options` may be NULL (defaults). */
 SORUN_C_API sorun_status_t sorun_model_load(const char* path, const sorun_runtime_options_t* options,
                                             sorun_model_t** model);
+/* API 1.3: a model from `size` bytes at `data` (copied into a sealed anonymous memfd and loaded from
+ * there: nothing is written to a file system; the caller may free `data` on return). `name` (NULL:
+ * "<memory>") stands for the path in messages. SORUN_UNIMPLEMENTED where the kernel lacks memfd_create. */
+SORUN_C_API sorun_status_t sorun_model_load_from_memory(const void* data, size_t size, const char* name,
+                                                        const sorun_runtime_options_t* options, sorun_model_t** model);
 /* The three-file deployment: graph JSON, kernel library, params file (NULL or "": none). */
 SORUN_C_API sorun_status_t sorun_model_load_files(const char* graph_json_path, const char* library_path,
                                                   const char* params_path, const sorun_runtime_options_t* options,

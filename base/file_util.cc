@@ -19,9 +19,14 @@ StatusOr<ObjectPtr<MappedFile>> MappedFile::Open(const std::string& path) {
     std::string message = "cannot open " + path + ": " + ErrnoText(err);
     return err == ENOENT ? NotFound(std::move(message)) : InvalidArgument(std::move(message));
   }
+  auto mapped = OpenDescriptor(fd, path);
+  ::close(fd);
+  return mapped;
+}
+
+StatusOr<ObjectPtr<MappedFile>> MappedFile::OpenDescriptor(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
     return InvalidArgument("cannot read " + path + ": not a regular file");
   }
   size_t size = static_cast<size_t>(st.st_size);
@@ -30,11 +35,9 @@ StatusOr<ObjectPtr<MappedFile>> MappedFile::Open(const std::string& path) {
     addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (addr == MAP_FAILED) {
       int err = errno;
-      ::close(fd);
       return ResourceExhausted("cannot map " + path + " (" + std::to_string(size) + " bytes): " + ErrnoText(err));
     }
   }
-  ::close(fd);
   return ObjectPtr<MappedFile>::FromRaw(new MappedFile(path, addr, size));
 }
 

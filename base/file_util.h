@@ -20,6 +20,9 @@ namespace sorun {
 class MappedFile final : public Object {
  public:
   static StatusOr<ObjectPtr<MappedFile>> Open(const std::string& path);
+  // The same for an open descriptor (not taken: the caller still owns and closes `fd`); `path` names it
+  // in messages.
+  static StatusOr<ObjectPtr<MappedFile>> OpenDescriptor(int fd, const std::string& path);
   ~MappedFile() override;
 
   const uint8_t* data() const { return static_cast<const uint8_t*>(addr_); }

@@ -34,8 +34,7 @@ class PlaintextSink {
 // `plaintext`. A non-OK status (wrong key, failed authentication) fails the load with that status,
 // annotated with the model's name; nothing was mapped or run. `name` is the file path or the name
 // given for bytes from memory (for messages).
-using DecryptHook =
-    std::function<Status(std::string_view stored, PlaintextSink& plaintext, const std::string& name)>;
+using DecryptHook = std::function<Status(std::string_view stored, PlaintextSink& plaintext, const std::string& name)>;
 
 // Receives the library's exact bytes (after decryption, if any) before dlopen: OK lets the load go on,
 // anything else refuses it with that status (PermissionDenied: "model.so: no sorun signature"); nothing

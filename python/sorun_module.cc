@@ -364,6 +364,46 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
 
 }  // namespace
 
+namespace {
+
+// A Python callable as a load hook: called with the GIL held, its exception becomes the load's error
+// (PermissionDenied, with the exception's text; a sorun.Error keeps its message).
+DecryptHook PythonDecryptHook(py::object fn) {
+  auto held = std::make_shared<py::object>(std::move(fn));
+  return [held](std::string_view stored, PlaintextSink& sink, const std::string& name) -> Status {
+    py::gil_scoped_acquire gil;
+    try {
+      py::memoryview view = py::memoryview::from_memory(stored.data(), static_cast<py::ssize_t>(stored.size()));
+      py::object plain = (*held)(view, name);
+      py::buffer_info info = py::buffer(plain).request();
+      const size_t size = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
+      SORUN_RETURN_IF_ERROR(sink.Reserve(size));
+      return sink.Write(info.ptr, size);
+    } catch (py::error_already_set& e) {
+      return PermissionDenied("decrypt: " + std::string(py::str(e.value())));
+    } catch (const std::exception& e) {
+      return PermissionDenied(std::string("decrypt: ") + e.what());
+    }
+  };
+}
+
+LibraryVerifier PythonVerifyHook(py::object fn) {
+  auto held = std::make_shared<py::object>(std::move(fn));
+  return [held](std::string_view library, const std::string& name) -> Status {
+    py::gil_scoped_acquire gil;
+    try {
+      (*held)(py::memoryview::from_memory(library.data(), static_cast<py::ssize_t>(library.size())), name);
+      return Status::Ok();
+    } catch (py::error_already_set& e) {
+      return PermissionDenied(std::string(py::str(e.value())));
+    } catch (const std::exception& e) {
+      return PermissionDenied(e.what());
+    }
+  };
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_sorun, m) {
   m.doc() = "sorun's C++ runtime (use the `sorun` package).";
   // Python opens extensions RTLD_LOCAL: make the TVM C ABI (the only exports besides PyInit, per
@@ -377,12 +417,26 @@ PYBIND11_MODULE(_sorun, m) {
   BindExecutor(m);
   m.def(
       "load",
-      [](const std::string& path, std::optional<std::string> graph, std::optional<std::string> params,
-         std::optional<bool> verify_checksum) {
-        if (params && !graph) Check(InvalidArgument("load(" + path + "): params= needs graph= (the three-file form)"));
+      [](py::object source, std::optional<std::string> graph, std::optional<std::string> params,
+         std::optional<bool> verify_checksum, std::optional<std::string> name, py::object decrypt,
+         py::object verify_library) {
         RuntimeOptions options;
         options.verify_checksum = verify_checksum;
+        if (!decrypt.is_none()) options.decrypt = PythonDecryptHook(decrypt);
+        if (!verify_library.is_none()) options.verify_library = PythonVerifyHook(verify_library);
         std::optional<Model> loaded;
+        if (!py::isinstance<py::str>(source) && !py::hasattr(source, "__fspath__")) {
+          // Bytes from memory: any C-contiguous buffer (bytes, bytearray, memoryview, numpy uint8).
+          if (graph || params) Check(InvalidArgument("load(bytes): graph= and params= need a library path"));
+          py::buffer_info info = py::buffer(source).request();
+          const std::string_view bytes(static_cast<const char*>(info.ptr),
+                                       static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
+          py::gil_scoped_release release;
+          loaded.emplace(Value(Model::LoadFromMemory(bytes, options, name.value_or("<memory>"))));
+          return std::make_shared<PyModel>(PyModel{std::move(*loaded)});
+        }
+        const std::string path = py::str(py::module_::import("os").attr("fspath")(source));
+        if (params && !graph) Check(InvalidArgument("load(" + path + "): params= needs graph= (the three-file form)"));
         {
           py::gil_scoped_release release;
           // A bare kernel library is refused by Model::Load: it needs graph=.
@@ -391,9 +445,14 @@ PYBIND11_MODULE(_sorun, m) {
         }
         return std::make_shared<PyModel>(PyModel{std::move(*loaded)});
       },
-      py::arg("path"), py::arg("graph") = py::none(), py::arg("params") = py::none(),
-      py::arg("verify_checksum") = py::none(),
-      "Loads a model library (.so or .tar). Three-file form: load(lib, graph=\"g.json\", params=\"p.params\").");
+      py::arg("source"), py::arg("graph") = py::none(), py::arg("params") = py::none(),
+      py::arg("verify_checksum") = py::none(), py::kw_only(), py::arg("name") = py::none(),
+      py::arg("decrypt") = py::none(), py::arg("verify_library") = py::none(),
+      "Loads a model: a path (.so or .tar), or the model's bytes (any buffer: bytes, memoryview...),\n"
+      "loaded through a sealed memory file with nothing written to disk (name= names it in errors).\n"
+      "Three-file form: load(lib, graph=\"g.json\", params=\"p.params\").\n"
+      "decrypt(stored: memoryview, name: str) -> bytes: the library's plaintext (decryption on the way in).\n"
+      "verify_library(library: memoryview, name: str) -> None: raise to refuse the library before dlopen.");
   // Private, for bench/python_overhead.py only: the C++ baseline measured in this process, on this
   // executor. Releases the GIL once, calls Executor::Run() n times back to back and returns the
   // elapsed nanoseconds (steady_clock), so the per-call difference to n Python ex.run() calls is the

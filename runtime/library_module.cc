@@ -59,6 +59,10 @@ std::string DescribeSymbolType(unsigned char type) {
 
 StatusOr<LibraryModuleNode::OpenResult> LibraryModuleNode::Open(const std::string& path) {
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<SharedLibrary> library, SharedLibrary::Open(path));
+  return Open(std::move(library));
+}
+
+StatusOr<LibraryModuleNode::OpenResult> LibraryModuleNode::Open(ObjectPtr<SharedLibrary> library) {
   LiveLibraries& live = Live();
   std::lock_guard<std::mutex> lock(live.mutex);
   auto it = live.by_handle.find(library->handle());

@@ -28,6 +28,8 @@ class LibraryModuleNode final : public ModuleNode {
   };
   // Opens `path` (or returns the live node for the same dlopen handle).
   static StatusOr<OpenResult> Open(const std::string& path);
+  // The same for a library already opened (SharedLibrary::OpenDescriptor: a model from memory).
+  static StatusOr<OpenResult> Open(ObjectPtr<SharedLibrary> library);
   ~LibraryModuleNode() override;
 
   const char* type_key() const override;

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -64,10 +65,62 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   return ObjectPtr<SharedLibrary>::FromRaw(new SharedLibrary(path, handle));
 }
 
+namespace {
+
+std::string DescriptorPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// dlerror()'s text with the /proc path replaced by the caller's name for the bytes.
+std::string NameInMessage(std::string message, const std::string& proc_path, const std::string& name) {
+  for (size_t at = message.find(proc_path); at != std::string::npos; at = message.find(proc_path, at + name.size())) {
+    message.replace(at, proc_path.size(), name);
+  }
+  return message;
+}
+
+}  // namespace
+
+StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::OpenDescriptor(int fd, const std::string& name) {
+  std::lock_guard<std::recursive_mutex> lock(DynamicLoaderMutex());
+  // ld.so finds an already loaded library by the name it was opened with before it compares files: a
+  // library still mapped under /proc/self/fd/<fd> (its descriptor closed by someone else, or kept
+  // loaded by RTLD_NODELETE) would be returned for this file. Move to a number no loaded library has.
+  for (int attempt = 0;; ++attempt) {
+    void* existing = dlopen(DescriptorPath(fd).c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (existing == nullptr) break;
+    dlclose(existing);
+    const int moved = attempt < 64 ? ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1) : -1;
+    if (moved < 0) {
+      ::close(fd);
+      return Internal(name + ": no file descriptor number is free of an earlier library's name");
+    }
+    ::close(fd);
+    fd = moved;
+  }
+  const std::string proc_path = DescriptorPath(fd);
+  dlerror();
+  void* handle = dlopen(proc_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    ::close(fd);
+    return DataLoss(
+        name + ": cannot load shared library: " + NameInMessage(err ? err : "unknown dlopen error", proc_path, name));
+  }
+  return ObjectPtr<SharedLibrary>::FromRaw(new SharedLibrary(name, handle, fd));
+}
+
 SharedLibrary::~SharedLibrary() {
   if (handle_ == nullptr) return;
   std::lock_guard<std::recursive_mutex> lock(DynamicLoaderMutex());
   dlclose(handle_);
+  if (fd_ < 0) return;
+  // Close the descriptor only when ld.so really unmapped the library: while it is loaded its name is
+  // /proc/self/fd/<fd>, and a reused number would make a later dlopen of another file return it.
+  void* still = dlopen(DescriptorPath(fd_).c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (still != nullptr) {
+    dlclose(still);
+    return;  // kept loaded (RTLD_NODELETE, a unique symbol): the descriptor stays open with it
+  }
+  ::close(fd_);
 }
 
 void* SharedLibrary::FindSymbol(const char* name) const { return dlsym(handle_, name); }

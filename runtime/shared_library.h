@@ -22,6 +22,12 @@ class SharedLibrary final : public Object {
  public:
   // dlopen(path). NotFound if the file does not exist; DataLoss with dlerror()'s text otherwise.
   static StatusOr<ObjectPtr<SharedLibrary>> Open(const std::string& path);
+  // dlopen("/proc/self/fd/<fd>") of an open, already checked file (a sealed memory file): takes
+  // ownership of `fd`, which stays open while the library is mapped, so its number (the name ld.so
+  // knows the library by) cannot be reused for another file; a number already naming a loaded library
+  // is first moved to a fresh one. `name` stands for the path in messages and path(). No preflight:
+  // the caller checked the bytes (PreflightSharedLibraryBytes).
+  static StatusOr<ObjectPtr<SharedLibrary>> OpenDescriptor(int fd, const std::string& name);
   ~SharedLibrary() override;
 
   // dlsym, or nullptr. Searches this library AND its dependencies (libc...) and returns data too:
@@ -58,9 +64,10 @@ class SharedLibrary final : public Object {
   void* handle() const { return handle_; }
 
  private:
-  SharedLibrary(std::string path, void* handle) : path_(std::move(path)), handle_(handle) {}
+  SharedLibrary(std::string path, void* handle, int fd = -1) : path_(std::move(path)), handle_(handle), fd_(fd) {}
   std::string path_;
   void* handle_;
+  int fd_;  // the descriptor dlopen'ed through /proc/self/fd (OpenDescriptor), else -1
 };
 
 }  // namespace sorun

@@ -14,6 +14,8 @@
 #include "base/env_vars.h"
 #include "base/file_util.h"
 #include "base/mapped_pages.h"
+#include "base/memory_file.h"
+#include "format/elf_preflight.h"
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
@@ -104,8 +106,10 @@ void PrefetchBlob(const uint8_t* blob, uint64_t size, LoadOptions::Prefetch mode
   AdvisePages(blob, size, PageAdvice::kWillNeed);
 }
 
-StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {
-  SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(path));
+// The module tree of an opened kernel library; `path` names it in messages (the name given for bytes
+// from memory).
+StatusOr<Module> LoadOpenedLibrary(const LibraryModuleNode::OpenResult& opened, const std::string& path,
+                                   const LoadOptions& options) {
   ObjectPtr<LibraryModuleNode> lib = opened.module;
   Module lib_module{ObjectPtr<ModuleNode>(lib)};
 
@@ -172,7 +176,60 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
   return root;
 }
 
+// A label for /proc/self/fd and /proc/self/maps: "sorun:" and the file name part of `name`, in
+// characters that need no quoting.
+std::string MemoryFileLabel(const std::string& name) {
+  std::string base = fs::path(name).filename().string();
+  std::string label = "sorun:";
+  for (char c : base) {
+    if (label.size() >= 64) break;
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    label.push_back(plain ? c : '_');
+  }
+  return label;
+}
+
+// A status from a hook or the memory file, annotated with the model's name unless it already starts with it.
+Status NamedStatus(Status status, const std::string& name) {
+  if (!status.ok() && status.message().rfind(name, 0) != 0) status.Annotate(name);
+  return status;
+}
+
+StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& options) {
+  if (options.decrypt || options.verify_library) {
+    // Through a sealed memory file: the bytes decrypted or checked are the bytes mapped, whatever
+    // happens to the file meanwhile.
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(path));
+    return LoadModuleFromMemory(file->bytes(), path, options);
+  }
+  SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(path));
+  return LoadOpenedLibrary(opened, path, options);
+}
+
 }  // namespace
+
+StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+  SORUN_ASSIGN_OR_RETURN(MemoryFile file, MemoryFile::Create(MemoryFileLabel(name)));
+  if (options.decrypt) {
+    SORUN_RETURN_IF_ERROR(NamedStatus(options.decrypt(bytes, file, name), name));
+  } else {
+    SORUN_RETURN_IF_ERROR(NamedStatus(file.Reserve(bytes.size()), name));
+    SORUN_RETURN_IF_ERROR(NamedStatus(file.Write(bytes.data(), bytes.size()), name));
+  }
+  SORUN_RETURN_IF_ERROR(NamedStatus(file.Seal(), name));
+  {
+    // The sealed bytes, read through one mapping: the file checks, then the caller's verifier.
+    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> sealed, MappedFile::OpenDescriptor(file.fd(), name));
+    SORUN_RETURN_IF_ERROR(PreflightSharedLibraryBytes(sealed->data(), sealed->size(), name));
+    if (options.verify_library) {
+      SORUN_RETURN_IF_ERROR(NamedStatus(options.verify_library(sealed->bytes(), name), name));
+    }
+  }
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<SharedLibrary> library, SharedLibrary::OpenDescriptor(file.Release(), name));
+  SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(std::move(library)));
+  return LoadOpenedLibrary(opened, name, options);
+}
 
 // An explicit option wins; unset, SORUN_VERIFY_CHECKSUM (1 or 0) decides; any other non-empty value is
 // an error rather than silently meaning "off" (e.g. "true" from a user who wants the check).
@@ -184,6 +241,11 @@ StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options) {
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options) {
   std::string ext = fs::path(path).extension().string();
+  if ((options.decrypt || options.verify_library) && ext == ".tar") {
+    return Unimplemented(path +
+                         ": decryption and library verification apply to shared libraries (.so); a .tar "
+                         "archive is compiled and linked when loaded: pack it into a .so (sorun pack)");
+  }
   if (ext.empty() || ext == ".so" || ext == ".dll" || ext == ".dylib" || ext == ".dso") {
     return LoadSharedLibrary(path, options);
   }

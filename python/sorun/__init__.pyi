@@ -1,5 +1,6 @@
 # Type stubs of the sorun package (the extension sorun._sorun; docs/python.md).
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -89,6 +90,10 @@ class Model:
     def executor(self, device: Union[str, Sequence[str]] = "cpu", num_threads: Optional[int] = None,
                  cpu_affinity: Optional[Sequence[int]] = None, spin_us: Optional[int] = None) -> Executor: ...
 
-def load(path: str, graph: Optional[str] = None, params: Optional[str] = None,
-         verify_checksum: Optional[bool] = None) -> Model: ...
+def load(source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview], graph: Optional[str] = None,
+         params: Optional[str] = None, verify_checksum: Optional[bool] = None, *, name: Optional[str] = None,
+         decrypt: Optional[Callable[[memoryview, str], bytes]] = None,
+         verify_library: Optional[Callable[[memoryview, str], None]] = None) -> Model:
+    """A model from a path, or from its bytes (a sealed memory file: nothing is written to disk)."""
+    ...
 def num_threads() -> int: ...

@@ -206,3 +206,51 @@ def test_opencl_on_pocl_or_unavailable(zoo):
     np.testing.assert_allclose(np.asarray(ex.run(data=x)[0]), expected, rtol=1e-4, atol=1e-6)
     y = ex.get_output(0)
     np.testing.assert_allclose(np.asarray(y.copy()), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_load_from_bytes_matches_the_file(zoo, tmp_path):
+    path = zoo("cnn")
+    x = np.load(zoo("cnn", "_input.npy"))
+    from_file = np.asarray(sorun.load(path).executor()(data=x)[0])
+    blob = bytearray(open(path, "rb").read())
+    model = sorun.load(memoryview(blob), name="cnn.so")
+    assert model.path == "cnn.so"
+    blob[:] = b"\0" * len(blob)  # the caller's buffer may change once load returns
+    assert np.asarray(model.executor()(data=x)[0]).tobytes() == from_file.tobytes()
+    import pathlib
+    assert sorun.load(pathlib.Path(path)).path == path  # os.PathLike still means a path
+
+
+def test_load_from_bytes_errors_name_the_bytes(zoo):
+    data = open(zoo("mlp"), "rb").read()
+    with pytest.raises(sorun.DataLossError, match="^cut.so: "):
+        sorun.load(data[:1000], name="cut.so")
+    with pytest.raises(sorun.InvalidArgumentError, match="graph= and params= need a library path"):
+        sorun.load(data, graph="g.json")
+
+
+def test_load_hooks_decrypt_and_verify(zoo, mlp_data):
+    data = open(zoo("mlp"), "rb").read()
+    key = np.frombuffer(b"\x5a", dtype=np.uint8)
+    stored = (np.frombuffer(data, dtype=np.uint8) ^ key).tobytes()
+    seen = {}
+
+    def decrypt(view, name):
+        seen["decrypt"] = (len(view), name)
+        return (np.frombuffer(view, dtype=np.uint8) ^ key).tobytes()
+
+    def verify(view, name):
+        seen["verify"] = bytes(view[:4])
+        if bytes(view[:4]) != b"\x7fELF":
+            raise ValueError("not a library")
+
+    model = sorun.load(stored, name="mlp.enc", decrypt=decrypt, verify_library=verify)
+    assert seen == {"decrypt": (len(data), "mlp.enc"), "verify": b"\x7fELF"}
+    x, expected = mlp_data
+    np.testing.assert_allclose(np.asarray(model.executor()(data=x)[0]), expected, rtol=1e-5, atol=1e-6)
+
+    def refuse(view, name):
+        raise ValueError(name + " carries no signature")
+
+    with pytest.raises(sorun.PermissionDeniedError, match="mlp.so carries no signature"):
+        sorun.load(zoo("mlp"), verify_library=refuse)

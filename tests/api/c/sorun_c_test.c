@@ -616,6 +616,99 @@ static void TestRelaxDynamicBatch(void) {
   free(path);
 }
 
+/* ------------------------------------------------------------------ models from memory, load hooks (1.3) */
+
+static char* ReadWhole(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* bytes = (char*)malloc((size_t)n);
+  *size = fread(bytes, 1, (size_t)n, f);
+  fclose(f);
+  return bytes;
+}
+
+/* A verifier that refuses everything, counting the bytes it saw. */
+static sorun_status_t RefuseLibrary(void* user_data, const void* library, size_t size, const char* name, char* message,
+                                    size_t message_size) {
+  (void)library;
+  *(size_t*)user_data = size;
+  snprintf(message, message_size, "%s carries no signature", name);
+  return SORUN_PERMISSION_DENIED;
+}
+
+/* A toy cipher (XOR 0x5a) for the decrypt hook: writes the plaintext in 1000-byte pieces. */
+static sorun_status_t XorDecrypt(void* user_data, const void* stored, size_t size, const char* name,
+                                 sorun_plaintext_sink_t* plaintext, char* message, size_t message_size) {
+  (void)user_data;
+  (void)name;
+  (void)message;
+  (void)message_size;
+  if (sorun_plaintext_sink_reserve(plaintext, size) != SORUN_OK) return SORUN_INTERNAL;
+  const unsigned char* in = (const unsigned char*)stored;
+  unsigned char chunk[1000];
+  for (size_t at = 0; at < size; at += sizeof chunk) {
+    size_t n = size - at < sizeof chunk ? size - at : sizeof chunk;
+    for (size_t i = 0; i < n; ++i) chunk[i] = in[at + i] ^ 0x5a;
+    sorun_status_t rc = sorun_plaintext_sink_write(plaintext, chunk, n);
+    if (rc != SORUN_OK) return rc;
+  }
+  return SORUN_OK;
+}
+
+static void TestLoadFromMemory(void) {
+  char* path = Runfile("testdata/models/mlp.so");
+  size_t size = 0;
+  char* bytes = ReadWhole(path, &size);
+  CHECK(bytes != NULL && size > 0);
+  sorun_model_t* model = NULL;
+  OK_OR_DIE(sorun_model_load_from_memory(bytes, size, "mlp.so", NULL, &model));
+  memset(bytes, 0, size); /* the caller's buffer may go once loading returns */
+  sorun_executor_t* exec = NULL;
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  RunAndCheck(exec);
+  sorun_executor_free(exec);
+  sorun_model_free(model);
+  model = NULL;
+  free(bytes);
+  bytes = ReadWhole(path, &size);
+
+  /* A refusing verifier: the load fails with its status and message. */
+  sorun_runtime_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  size_t seen = 0;
+  options.verify_library = RefuseLibrary;
+  options.verify_user_data = &seen;
+  CHECK_FAILS(sorun_model_load_from_memory(bytes, size, "mlp.so", &options, &model), SORUN_PERMISSION_DENIED,
+              "mlp.so carries no signature");
+  CHECK(seen == size);
+  CHECK_FAILS(sorun_model_load(path, &options, &model), SORUN_PERMISSION_DENIED, "carries no signature");
+  CHECK(model == NULL);
+
+  /* A decrypt hook turns the stored bytes into the library. */
+  for (size_t i = 0; i < size; ++i) bytes[i] = (char)(bytes[i] ^ 0x5a);
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.decrypt = XorDecrypt;
+  OK_OR_DIE(sorun_model_load_from_memory(bytes, size, "mlp.enc", &options, &model));
+  OK_OR_DIE(sorun_executor_new(model, NULL, &exec));
+  RunAndCheck(exec);
+  sorun_executor_free(exec);
+  sorun_model_free(model);
+  model = NULL;
+  /* Without the hook the stored bytes are no library: the file check's message, named. */
+  CHECK_FAILS(sorun_model_load_from_memory(bytes, size, "mlp.enc", NULL, &model), SORUN_DATA_LOSS, "mlp.enc");
+  CHECK_FAILS(sorun_model_load_from_memory(NULL, 10, "x", NULL, &model), SORUN_INVALID_ARGUMENT, "data is NULL");
+  /* A 1.2 caller's smaller struct still works (the hook fields are read as absent). */
+  options.struct_size = 16;
+  CHECK_FAILS(sorun_model_load_from_memory(bytes, size, "mlp.enc", &options, &model), SORUN_DATA_LOSS, "mlp.enc");
+  free(bytes);
+  free(path);
+}
+
 int main(void) {
   ReadNpyFloats("testdata/models/mlp_input.npy", input, kInputSize);
   ReadNpyFloats("testdata/models/mlp_expected.npy", expected, kOutputSize);
@@ -640,6 +733,7 @@ int main(void) {
   sorun_executor_free(exec);
 
   TestLoadFiles();
+  TestLoadFromMemory();
 
   TestRelaxStatic("mlp");        /* TVM 0.27 */
   TestRelaxStatic("cnn");        /* TVM 0.27, 4-d input */
