@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   const std::string stem = dir + "/sorun_signature_bench_" + std::to_string(::getpid());
   if (file.empty()) {
     std::string bytes(synthetic_mib << 20, '\0');
-    RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(std::min<size_t>(bytes.size(), 1 << 20)));
+    RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()),
+               static_cast<int>(std::min<size_t>(bytes.size(), 1 << 20)));
     for (size_t i = 1 << 20; i < bytes.size(); ++i) bytes[i] = static_cast<char>(bytes[i - (1 << 20)] * 31 + i);
     file = stem + ".bin";
     WriteWhole(file, bytes);

@@ -4,8 +4,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -66,9 +66,7 @@ StatusOr<std::shared_ptr<const AesKey>> ReadAesKey(const std::string& path) {
   return std::shared_ptr<const AesKey>(std::move(key));
 }
 
-std::string OpenSslFailure(const std::string& what) {
-  return what + ": " + TakeOpenSslError("unknown OpenSSL error");
-}
+std::string OpenSslFailure(const std::string& what) { return what + ": " + TakeOpenSslError("unknown OpenSSL error"); }
 
 }  // namespace
 
@@ -116,8 +114,9 @@ StatusOr<DecryptHook> AesGcmDecryptor(const std::string& key_path) {
                       "`sorun pack --encrypt` writes them)");
     }
     if (stored.size() < kEncryptionHeaderBytes + kEncryptionTagBytes) {
-      return DataLoss(name + ": truncated encrypted model (" + std::to_string(stored.size()) + " bytes; header and tag " +
-                      "alone are " + std::to_string(kEncryptionHeaderBytes + kEncryptionTagBytes) + ")");
+      return DataLoss(name + ": truncated encrypted model (" + std::to_string(stored.size()) +
+                      " bytes; header and tag " + "alone are " +
+                      std::to_string(kEncryptionHeaderBytes + kEncryptionTagBytes) + ")");
     }
     const auto* s = reinterpret_cast<const unsigned char*>(stored.data());
     const unsigned version = s[kEncryptionMagic.size()];

@@ -15,8 +15,8 @@ namespace security {
 namespace {
 
 constexpr size_t kPublicKeyBytes = 32;
-constexpr size_t kLengthOffset = kSignatureBytes;          // in the trailer
-constexpr size_t kMagicOffset = kSignatureBytes + 8;       // in the trailer
+constexpr size_t kLengthOffset = kSignatureBytes;     // in the trailer
+constexpr size_t kMagicOffset = kSignatureBytes + 8;  // in the trailer
 static_assert(kMagicOffset + 16 == kSignatureTrailerBytes, "trailer layout");
 
 struct PkeyFree {
@@ -59,8 +59,8 @@ StatusOr<PkeyPtr> ReadEd25519Key(const std::string& path, PemKind kind) {
     // The other kind of key in the wrong place is a common mistake: say which file to give.
     if (kind == PemKind::kPublic && read(PemKind::kPrivate)) {
       TakeOpenSslError("");
-      return InvalidArgument(path + ": this is a private key; verifying needs the public key " +
-                             "(openssl pkey -in " + path + " -pubout -out PUBLIC.pem)");
+      return InvalidArgument(path + ": this is a private key; verifying needs the public key " + "(openssl pkey -in " +
+                             path + " -pubout -out PUBLIC.pem)");
     }
     if (kind == PemKind::kPrivate && read(PemKind::kPublic)) {
       TakeOpenSslError("");
@@ -90,7 +90,8 @@ void AppendLe64(std::string* out, uint64_t v) {
 }  // namespace
 
 bool HasSignatureTrailer(std::string_view bytes) {
-  return bytes.size() >= kSignatureMagic.size() && bytes.substr(bytes.size() - kSignatureMagic.size()) == kSignatureMagic;
+  return bytes.size() >= kSignatureMagic.size() &&
+         bytes.substr(bytes.size() - kSignatureMagic.size()) == kSignatureMagic;
 }
 
 StatusOr<std::string_view> StripSignature(std::string_view signed_library, const std::string& name) {
@@ -122,8 +123,8 @@ StatusOr<std::string> SignLibrary(std::string_view library, const std::string& p
   std::array<unsigned char, kSignatureBytes> signature{};
   size_t signature_len = signature.size();
   if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) != 1 ||
-      EVP_DigestSign(ctx.get(), signature.data(), &signature_len, reinterpret_cast<const unsigned char*>(library.data()),
-                     library.size()) != 1 ||
+      EVP_DigestSign(ctx.get(), signature.data(), &signature_len,
+                     reinterpret_cast<const unsigned char*>(library.data()), library.size()) != 1 ||
       signature_len != kSignatureBytes) {
     return Internal(private_key_pem_path + ": Ed25519 signing failed: " + TakeOpenSslError("unknown OpenSSL error"));
   }
@@ -153,9 +154,9 @@ StatusOr<LibraryVerifier> Ed25519Verifier(const std::string& public_key_pem_path
     if (!pub || !ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, pub.get()) != 1) {
       return Internal(name + ": cannot set up Ed25519 verification: " + TakeOpenSslError("unknown OpenSSL error"));
     }
-    const int verified = EVP_DigestVerify(ctx.get(), signature, kSignatureBytes,
-                                          reinterpret_cast<const unsigned char*>(signed_bytes.data()),
-                                          signed_bytes.size());
+    const int verified =
+        EVP_DigestVerify(ctx.get(), signature, kSignatureBytes,
+                         reinterpret_cast<const unsigned char*>(signed_bytes.data()), signed_bytes.size());
     TakeOpenSslError("");  // a mismatch leaves an error in the queue: not ours to keep
     if (verified != 1) {
       return PermissionDenied(name + ": the signature does not match the file (altered, or signed with another key)");

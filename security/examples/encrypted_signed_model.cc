@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: " << argv[0] << " MODEL KEYFILE PUBLIC.pem\n";
     return 2;
   }
-  auto decrypt = sorun::security::AesGcmDecryptor(argv[2]);   // reads the key file once
-  auto verify = sorun::security::Ed25519Verifier(argv[3]);    // reads the public key once
+  auto decrypt = sorun::security::AesGcmDecryptor(argv[2]);  // reads the key file once
+  auto verify = sorun::security::Ed25519Verifier(argv[3]);   // reads the public key once
   if (!decrypt.ok() || !verify.ok()) {
     std::cerr << (decrypt.ok() ? verify.status() : decrypt.status()).ToString() << "\n";
     return 1;

@@ -1,6 +1,6 @@
 /* Host code packed into //tests/security:marker_mlp beside the zoo MLP's kernels: its constructor
  * runs when the library is dlopen()ed and creates the file named by CONSTRUCTOR_MARKER_FILE. The
- * marker tests (constructor_marker_test.cc) prove with it that a refused library never ran. */
+ * marker tests (model_signature_constructor_marker_test.cc) prove with it that a refused library never ran. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -112,9 +112,9 @@ TEST_F(ModelEncryptionTest, WrongKeyIsRefused) {
 
 TEST_F(ModelEncryptionTest, AlteredBytesAreRefused) {
   // The nonce, the version byte's neighbours, ciphertext at both ends and the middle, the tag.
-  for (size_t offset : {size_t{9}, size_t{20}, kEncryptionHeaderBytes, stored_.size() / 2,
-                        stored_.size() - kEncryptionTagBytes - 1, stored_.size() - kEncryptionTagBytes,
-                        stored_.size() - 1}) {
+  for (size_t offset :
+       {size_t{9}, size_t{20}, kEncryptionHeaderBytes, stored_.size() / 2, stored_.size() - kEncryptionTagBytes - 1,
+        stored_.size() - kEncryptionTagBytes, stored_.size() - 1}) {
     StringSink sink;
     EXPECT_ERROR(Decrypt(testing::FlipByte(stored_, offset), &sink), StatusCode::kPermissionDenied,
                  "model.so: decryption failed: wrong key or the file was altered");

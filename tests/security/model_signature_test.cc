@@ -61,8 +61,8 @@ TEST_F(ModelSignatureTest, VerifierAcceptsTheSignedFile) {
 TEST_F(ModelSignatureTest, OneFlippedByteAnywhereIsRefused) {
   // The ELF header, the middle (code, the blob), the last library byte, the signature, the length
   // field, the magic: every position the signature or the trailer covers.
-  std::vector<size_t> offsets = {0, 1, 4, 16, 63, 64, library_.size() / 3, library_.size() / 2,
-                                 library_.size() * 3 / 4, library_.size() - 1};
+  std::vector<size_t> offsets = {
+      0, 1, 4, 16, 63, 64, library_.size() / 3, library_.size() / 2, library_.size() * 3 / 4, library_.size() - 1};
   for (size_t i = library_.size(); i < signed_.size(); i += 7) offsets.push_back(i);
   offsets.push_back(signed_.size() - 1);
   for (size_t offset : offsets) {
@@ -128,7 +128,8 @@ TEST_F(ModelSignatureTest, BadKeyFilesAreInvalidArgumentsNamingTheFile) {
   EXPECT_ERROR(Ed25519Verifier(dir_).status(), StatusCode::kInvalidArgument, dir_ + ": the public key file is not");
   const std::string junk = dir_ + "/junk.pem";
   testing::WriteFileOrDie(junk, "not a key\n");
-  EXPECT_ERROR(Ed25519Verifier(junk).status(), StatusCode::kInvalidArgument, junk + ": cannot read an Ed25519 public key");
+  EXPECT_ERROR(Ed25519Verifier(junk).status(), StatusCode::kInvalidArgument,
+               junk + ": cannot read an Ed25519 public key");
   EXPECT_ERROR(SignLibrary(library_, junk).status(), StatusCode::kInvalidArgument,
                junk + ": cannot read an Ed25519 private key");
   // The private key where the public one belongs, and the other way round.

@@ -501,7 +501,9 @@ int RunInspectCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto bytes = ProtectedModelBytes::Open(pos[0], *protection);
   if (!bytes.ok()) return ModelError(io, NamePath(bytes.status(), pos[0]));
   auto report = InspectModelFile(bytes->readable_path(), options);
-  if (!report.ok()) return ModelError(io, NamePath(Status(report.status().code(), bytes->NameModel(report.status().message())), pos[0]));
+  if (!report.ok())
+    return ModelError(io,
+                      NamePath(Status(report.status().code(), bytes->NameModel(report.status().message())), pos[0]));
   report->path = pos[0];
   if (flags->Has("--json")) {
     io.out << InspectReportToJson(*report) << "\n";

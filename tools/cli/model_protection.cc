@@ -1,44 +1,13 @@
 #include "tools/cli/model_protection.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "base/file_checks.h"
 #include "base/file_util.h"
+#include "base/memory_file.h"
 #include "security/model_encryption.h"
 #include "security/model_signature.h"
 
 namespace sorun {
 namespace cli {
-namespace {
-
-// The plaintext of `--key` for inspect/verify: an anonymous memory file, sealed once written.
-class MemfdSink : public PlaintextSink {
- public:
-  explicit MemfdSink(int fd) : fd_(fd) {}
-  Status Write(const void* data, size_t size) override {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return ResourceExhausted(std::string("memory file: write failed: ") + std::strerror(errno));
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return Status::Ok();
-  }
-  Status Reserve(size_t) override { return Status::Ok(); }  // the memory file grows as written
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 std::vector<FlagSpec> ProtectionFlagSpecs() {
   return {
@@ -85,17 +54,8 @@ Status ProtectPackedFile(const std::string& path, const std::string& sign_key_pe
   return WriteFileBytes(path, out.data(), out.size());
 }
 
-ProtectedModelBytes::ProtectedModelBytes(ProtectedModelBytes&& other) noexcept
-    : path_(std::move(other.path_)),
-      readable_path_(std::move(other.readable_path_)),
-      memfd_(other.memfd_),
-      signature_checked_(other.signature_checked_) {
-  other.memfd_ = -1;
-}
-
-ProtectedModelBytes::~ProtectedModelBytes() {
-  if (memfd_ >= 0) ::close(memfd_);
-}
+ProtectedModelBytes::ProtectedModelBytes(ProtectedModelBytes&& other) noexcept = default;
+ProtectedModelBytes::~ProtectedModelBytes() = default;
 
 std::string ProtectedModelBytes::NameModel(std::string text) const {
   if (readable_path_ == path_ || readable_path_.empty()) return text;
@@ -127,15 +87,12 @@ StatusOr<ProtectedModelBytes> ProtectedModelBytes::Open(const std::string& path,
     result.signature_checked_ = true;
     return result;
   }
-  result.memfd_ = ::memfd_create("sorun-model", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (result.memfd_ < 0) {
-    return Unimplemented(path + ": --key needs memfd_create (decrypting never writes to a file system): " +
-                         std::strerror(errno));
-  }
-  MemfdSink sink(result.memfd_);
-  SORUN_RETURN_IF_ERROR(decrypt((*file)->bytes(), sink, path));
-  ::fcntl(result.memfd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  result.readable_path_ = "/proc/self/fd/" + std::to_string(result.memfd_);
+  auto memory = MemoryFile::Create("sorun-model");
+  if (!memory.ok()) return NamePath(std::move(memory).status(), path);
+  SORUN_RETURN_IF_ERROR(decrypt((*file)->bytes(), *memory, path));
+  SORUN_RETURN_IF_ERROR(memory->Seal());
+  result.readable_path_ = "/proc/self/fd/" + std::to_string(memory->fd());
+  result.memory_ = std::make_unique<MemoryFile>(std::move(*memory));
   if (verify) {
     auto plaintext = MappedFile::Open(result.readable_path_);
     if (!plaintext.ok()) return NamePath(std::move(plaintext).status(), path);

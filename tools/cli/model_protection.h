@@ -7,14 +7,16 @@
 // run and bench hand the hooks to Model::Load (RuntimeOptions). inspect and verify never load a
 // model: ProtectedModelBytes decrypts into an anonymous memory file of this process (memfd, never a
 // file system) and checks the signature there, and the command then reads /proc/self/fd/N.
-// Not thread-safe (one command at a time); a ProtectedModelBytes owns its memory file.
+// Not thread-safe (one command at a time); a ProtectedModelBytes owns its memory file (base/memory_file.h).
 #ifndef SORUN_TOOLS_CLI_MODEL_PROTECTION_H_
 #define SORUN_TOOLS_CLI_MODEL_PROTECTION_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "api/sorun.h"
+#include "base/memory_file.h"
 #include "base/status.h"
 #include "tools/cli/flags.h"
 
@@ -60,7 +62,7 @@ class ProtectedModelBytes {
   ProtectedModelBytes() = default;
   std::string path_;
   std::string readable_path_;
-  int memfd_ = -1;
+  std::unique_ptr<MemoryFile> memory_;  // the decrypted library (with --key)
   bool signature_checked_ = false;
 };
 

@@ -8,10 +8,10 @@
 #include "graph_executor/memory_plan.h"
 #include "packer/model_packer.h"
 #include "runtime/registry_keys.h"
-#include "serialization/blob_checksum.h"
-#include "tools/cli/flags.h"
 #include "security/model_encryption.h"
 #include "security/model_signature.h"
+#include "serialization/blob_checksum.h"
+#include "tools/cli/flags.h"
 #include "tools/cli/model_protection.h"
 #include "tools/cli/text_table.h"
 

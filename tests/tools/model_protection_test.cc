@@ -99,8 +99,8 @@ TEST_F(CliSecurityTest, ProtectedModelsRunWithTheSameOutputs) {
   EXPECT_EQ(RunOutput(Path("run_sealed.so"), "out_sealed", {"--key", *aes_, "--public-key", keys_->public_pem}),
             expected);
   EXPECT_EQ(RunOutput(Path("run_encrypted.so"), "out_encrypted", {"--key", *aes_}), expected);
-  CliResult r = RunSorun({"bench", Path("run_sealed.so"), "--key", *aes_, "--public-key", keys_->public_pem,
-                          "--repeat", "2", "--warmup", "0"});
+  CliResult r = RunSorun({"bench", Path("run_sealed.so"), "--key", *aes_, "--public-key", keys_->public_pem, "--repeat",
+                          "2", "--warmup", "0"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
 }
 

@@ -46,7 +46,8 @@ class ConstructorMarkerTest : public ::testing::Test {
     auto from_file = Model::Load(path, options);
     EXPECT_FALSE(from_file.ok()) << what << ": loaded from a file";
     if (!from_file.ok()) {
-      EXPECT_EQ(from_file.status().code(), StatusCode::kPermissionDenied) << what << ": " << from_file.status().ToString();
+      EXPECT_EQ(from_file.status().code(), StatusCode::kPermissionDenied)
+          << what << ": " << from_file.status().ToString();
     }
     EXPECT_FALSE(testing::FileExists(from_file_marker)) << what << ": the constructor ran (file)";
     const std::string from_memory_marker = NewMarker();
@@ -86,9 +87,19 @@ TEST_F(ConstructorMarkerTest, SignedByAnotherKeyIsRefusedAndNothingRuns) {
 }
 
 TEST_F(ConstructorMarkerTest, OneChangedByteAnywhereIsRefusedAndNothingRuns) {
-  std::vector<size_t> offsets = {0, 5, 24, 100, library_.size() / 4, library_.size() / 2, library_.size() * 3 / 4,
-                                 library_.size() - 1, library_.size(), library_.size() + 63, library_.size() + 64,
-                                 library_.size() + 72, signed_.size() - 1};
+  std::vector<size_t> offsets = {0,
+                                 5,
+                                 24,
+                                 100,
+                                 library_.size() / 4,
+                                 library_.size() / 2,
+                                 library_.size() * 3 / 4,
+                                 library_.size() - 1,
+                                 library_.size(),
+                                 library_.size() + 63,
+                                 library_.size() + 64,
+                                 library_.size() + 72,
+                                 signed_.size() - 1};
   for (size_t offset : offsets) {
     ExpectRefusedWithoutRunning(testing::FlipByte(signed_, offset), options_, "byte " + std::to_string(offset));
   }

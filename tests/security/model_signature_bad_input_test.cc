@@ -89,7 +89,8 @@ std::vector<CatalogueCase> SecurityCases() {
          return LoadFile(s.substr(0, 64) + s.substr(128), "shortened.so", P::Get().keys.public_pem, "");
        },
        "shortened.so: the signature trailer covers"},
-      {"only a trailer magic", [] { return LoadMemory(std::string(security::kSignatureMagic), P::Get().keys.public_pem, ""); },
+      {"only a trailer magic",
+       [] { return LoadMemory(std::string(security::kSignatureMagic), P::Get().keys.public_pem, ""); },
        "buffer.so: truncated sorun signature trailer"},
       {"signature byte changed",
        [] {
@@ -118,7 +119,8 @@ std::vector<CatalogueCase> SecurityCases() {
        "plain.so: not an encrypted sorun model"},
       {"empty buffer with both hooks", [] { return LoadMemory("", P::Get().keys.public_pem, P::Get().aes); },
        "buffer.so: not an encrypted sorun model"},
-      {"RSA public key given to the verifier", [] { return security::Ed25519Verifier(P::Get().rsa.public_pem).status(); },
+      {"RSA public key given to the verifier",
+       [] { return security::Ed25519Verifier(P::Get().rsa.public_pem).status(); },
        ": an RSA key; sorun signatures use Ed25519 keys"},
   };
   return cases;

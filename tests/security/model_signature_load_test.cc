@@ -25,7 +25,8 @@ std::string OutputBytes(const Model& model) {
   auto input = NDArray::Empty(in.shape, in.dtype);
   EXPECT_TRUE(input.ok());
   if (!input.ok()) return "";
-  for (int64_t i = 0; i < input->num_elements(); ++i) input->data_as<float>()[i] = 0.03f * static_cast<float>(i % 37) - 0.5f;
+  for (int64_t i = 0; i < input->num_elements(); ++i)
+    input->data_as<float>()[i] = 0.03f * static_cast<float>(i % 37) - 0.5f;
   auto out = exec->Run({{in.name, &input->dl()}});
   EXPECT_TRUE(out.ok()) << out.status().ToString();
   if (!out.ok()) return "";
@@ -112,8 +113,8 @@ TEST_F(SignedLoadTest, RefusalsArePermissionDeniedNamingTheModel) {
   auto wrong_key = security::AesGcmDecryptor(testing::WriteAesKeyHex(dir_, "wrong"));
   ASSERT_TRUE(wrong_key.ok());
   wrong.decrypt = *wrong_key;
-  EXPECT_ERROR(Model::LoadFromMemory(*stored, wrong, "sealed.so").status(), StatusCode::kPermissionDenied,
-               "sealed.so", "decryption failed: wrong key or the file was altered");
+  EXPECT_ERROR(Model::LoadFromMemory(*stored, wrong, "sealed.so").status(), StatusCode::kPermissionDenied, "sealed.so",
+               "decryption failed: wrong key or the file was altered");
   // A plain file given to the decrypt hook.
   RuntimeOptions decrypting;
   decrypting.decrypt = decrypt_;
