@@ -83,15 +83,17 @@ std::vector<CatalogueCase> SecurityCases() {
          return LoadFile(s.substr(0, s.size() - 1), "cut.so", P::Get().keys.public_pem, "");
        },
        "cut.so: no sorun signature"},
-      {"bytes removed before the signature trailer",
+      {"bytes added before the signature trailer",
        [] {
          const std::string& s = P::Get().signed_bytes;
-         return LoadFile(s.substr(0, 64) + s.substr(128), "shortened.so", P::Get().keys.public_pem, "");
+         const size_t n = s.size() - security::kSignatureTrailerBytes;
+         return LoadFile(s.substr(0, n) + std::string(64, '\0') + s.substr(n), "padded.so", P::Get().keys.public_pem,
+                         "");
        },
-       "shortened.so: the signature trailer covers"},
-      {"only a trailer magic",
-       [] { return LoadMemory(std::string(security::kSignatureMagic), P::Get().keys.public_pem, ""); },
-       "buffer.so: truncated sorun signature trailer"},
+       "padded.so: the signature trailer covers"},
+      {"library followed by a bare trailer magic",
+       [] { return LoadMemory(P::Get().plain + std::string(security::kSignatureMagic), P::Get().keys.public_pem, ""); },
+       "buffer.so: the signature trailer covers"},
       {"signature byte changed",
        [] {
          const std::string& s = P::Get().signed_bytes;

@@ -76,7 +76,7 @@ TEST_F(CliSecurityTest, PackSignsAndEncryptsAPackedLibrary) {
 }
 
 TEST_F(CliSecurityTest, PackFromSourcesSignsTheFinishedLibrary) {
-  testing::SmallModelFiles small = testing::WriteSmallModel(Path("small"));
+  testing::SmallModelFiles small = testing::WriteSmallModel(testing::MakeTempDir("sorun_cli_security_small"));
   CliResult r = RunSorun({"pack", "-o", Path("small_signed.so"), "--graph", small.graph, "--params", small.params,
                           "--lib", testing::NnKernelsSource(), "--sign", keys_->private_pem});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
