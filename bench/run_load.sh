@@ -26,6 +26,12 @@ for b in d["benchmarks"]:
     if not b["name"].startswith("BM_FirstRun"): continue
     print(f"| {b['param_MiB']:.0f} MiB | {b['first_run_ms']:.2f} | {b['second_run_ms']:.2f} | {b['memcpy_prefaulted_ms']:.2f} |")
 print()
+print("| model params | load-to-ready from memory ms | from the file ms | ratio memory / file |")
+print("|---|---|---|---|")
+for b in d["benchmarks"]:
+    if not b["name"].startswith("BM_MemoryVsFile"): continue
+    print(f"| {b['param_MiB']:.0f} MiB | {b['memory_load_ready_ms']:.2f} | {b['file_load_ready_ms']:.3f} | {b['ratio_memory_vs_file']:.1f} |")
+print()
 print("| model params | cold start: load-to-ready ms | cold start: first run ms (reads the weights from disk) |")
 print("|---|---|---|")
 for b in d["benchmarks"]:

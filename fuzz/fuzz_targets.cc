@@ -585,6 +585,7 @@ const std::vector<FuzzTarget>& AllTargets() {
       {"tar_fuzzer", &FuzzTar},
       {"elf_inject_fuzzer", &FuzzElfInject},
       {"model_load_fuzzer", &FuzzModelLoad},
+      {"memory_load_fuzzer", &FuzzMemoryLoad},
       {"relax_fuzzer", &FuzzRelax},
       {"relax_vm_fuzzer", &FuzzRelaxVm},
   };

@@ -70,6 +70,7 @@ int FuzzElfInspect(const uint8_t* data, size_t size);
 int FuzzTar(const uint8_t* data, size_t size);
 int FuzzElfInject(const uint8_t* data, size_t size);
 int FuzzModelLoad(const uint8_t* data, size_t size);
+int FuzzMemoryLoad(const uint8_t* data, size_t size);
 int FuzzRelax(const uint8_t* data, size_t size);
 int FuzzRelaxVm(const uint8_t* data, size_t size);
 

@@ -19,13 +19,20 @@
 //     flags: 1 = add a checksum record, 2 = replace_existing, 4 = the rest is the whole blob as is
 //     (length prefix included, not fixed up), 8 = also run the file variant
 //     InjectBlobIntoSharedLibrary and compare its output
-//   FuzzModelLoad: 32-byte header | the rest: blob payload (the length prefix is written for it)
+//   FuzzMemoryLoad the same library from memory (LoadModuleFromMemory: a sealed memfd, never a file),
+//                  optionally cut short or through the decrypt/verify hooks; released, it must leave no
+//                  library mapped and no descriptor open.
+//
+//   FuzzModelLoad, FuzzMemoryLoad: 32-byte header | the rest: blob payload (the length prefix is written for it)
 //     header[0] flags: 1 = add a checksum record, 2 = LoadOptions::verify_checksum,
 //     4 = overwrite the length prefix with header[8..16), 8 = set st_size to header[16..24),
-//     16 = add header[24..32) to st_value (mod 2^64)
+//     16 = add header[24..32) to st_value (mod 2^64); FuzzMemoryLoad also: 32 = cut the library to
+//     header[8..16) mod (size + 1) bytes, 64 = load through an identity decrypt hook and a verifier
 //
 // Thread-compatible (one body at a time, like every fuzz body).
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -191,12 +198,9 @@ namespace {
 
 // Writes `bytes` to a fresh file, loads it, creates a CPU executor when the plan is small, unloads,
 // and checks the library is unloaded before the file is removed.
-void LoadOnce(const std::string& bytes, const LoadOptions& options) {
-  const std::string path = FreshPath("model");
-  FUZZ_CHECK(WriteFileBytes(path, bytes).ok(), "writing " + path);
+// What a fuzz body does with a loaded model: plan, make a CPU executor when small, read its outputs.
+void UseModel(const StatusOr<Module>& model) {
   {
-    StatusOr<Module> model = Load(path, options);
-    Note("model_load", model.status());
     if (model.ok()) {
       auto factory = GetFactory(*model);
       Note("model_load", factory.status());
@@ -217,6 +221,16 @@ void LoadOnce(const std::string& bytes, const LoadOptions& options) {
       }
     }
   }
+}
+
+void LoadOnce(const std::string& bytes, const LoadOptions& options) {
+  const std::string path = FreshPath("model");
+  FUZZ_CHECK(WriteFileBytes(path, bytes).ok(), "writing " + path);
+  {
+    StatusOr<Module> model = Load(path, options);
+    Note("model_load", model.status());
+    UseModel(model);
+  }
   // Everything released: the library must be unloaded (else every load would leak a mapping).
   void* still = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (still != nullptr) dlclose(still);
@@ -224,12 +238,11 @@ void LoadOnce(const std::string& bytes, const LoadOptions& options) {
   unlink(path.c_str());
 }
 
-}  // namespace
-
-int FuzzModelLoad(const uint8_t* data, size_t size) {
-  Init();
+// The library FuzzModelLoad's input layout describes (a 32-byte header and a blob payload), or "" when
+// the input is shorter than the header.
+std::string FuzzedLibrary(const uint8_t* data, size_t size) {
   constexpr size_t kHeader = 32;
-  if (size < kHeader) return 0;
+  if (size < kHeader) return std::string();
   const uint8_t flags = data[0];
   const std::string payload(reinterpret_cast<const char*>(data + kHeader), size - kHeader);
   const std::string blob = MakeBlobBytes(payload);
@@ -254,9 +267,74 @@ int FuzzModelLoad(const uint8_t* data, size_t size) {
     if (flags & 8) StoreU64(out + entry + 16, LoadU64(data + 16));
     if (flags & 16) StoreU64(out + entry + 8, LoadU64(out + entry + 8) + LoadU64(data + 24));
   }
+  return bytes;
+}
+
+// Objects in the process's link map and open descriptors: a load from memory that was released must
+// leave both as they were (no library left mapped, no memfd left open).
+int LoadedObjectCount() {
+  int n = 0;
+  dl_iterate_phdr([](struct dl_phdr_info*, size_t, void* count) { return ++*static_cast<int*>(count), 0; }, &n);
+  return n;
+}
+
+int OpenDescriptorCount() {
+  int n = 0;
+  for (int fd = 0; fd < 4096; ++fd) n += fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+int FuzzModelLoad(const uint8_t* data, size_t size) {
+  Init();
+  const std::string bytes = FuzzedLibrary(data, size);
+  if (bytes.empty()) return 0;
+  LoadOptions options;
+  options.verify_checksum = (data[0] & 2) != 0;
+  LoadOnce(bytes, options);
+  return 0;
+}
+
+int FuzzMemoryLoad(const uint8_t* data, size_t size) {
+  Init();
+  std::string bytes = FuzzedLibrary(data, size);
+  if (bytes.empty()) return 0;
+  const uint8_t flags = data[0];
+  // Flag 32: cut the library to a fuzzed length (bytes 4-7, modulo its size): a truncated download.
+  if (flags & 32) bytes.resize(LoadU64(data + 8) % (bytes.size() + 1));
   LoadOptions options;
   options.verify_checksum = (flags & 2) != 0;
-  LoadOnce(bytes, options);
+  // Flag 64: through the hooks (an identity decrypt writing odd-sized pieces, a verifier that accepts
+  // only what the decrypt hook wrote), the path a signed or encrypted model takes.
+  size_t verified = 0;
+  if (flags & 64) {
+    options.decrypt = [](std::string_view stored, PlaintextSink& sink, const std::string&) {
+      for (size_t at = 0; at < stored.size(); at += 4093) {
+        const std::string_view piece = stored.substr(at, 4093);
+        SORUN_RETURN_IF_ERROR(sink.Write(piece.data(), piece.size()));
+      }
+      return Status::Ok();
+    };
+    options.verify_library = [&verified](std::string_view library, const std::string&) {
+      verified = library.size();
+      return Status::Ok();
+    };
+  }
+  const int objects = LoadedObjectCount();
+  const int descriptors = OpenDescriptorCount();
+  {
+    StatusOr<Module> model = LoadModuleFromMemory(bytes, "fuzzed.so", options);
+    Note("memory_load", model.status());
+    if (!model.ok()) {
+      FUZZ_CHECK(model.status().message().rfind("fuzzed.so", 0) == 0,
+                 "a memory load error names the model: " + model.status().ToString());
+    }
+    if ((flags & 64) && model.ok()) FUZZ_CHECK(verified == bytes.size(), "the verifier saw the exact library");
+    UseModel(model);
+  }
+  FUZZ_CHECK(LoadedObjectCount() == objects, "a released model from memory left a library mapped");
+  FUZZ_CHECK(OpenDescriptorCount() == descriptors, "a released model from memory left a descriptor open");
   return 0;
 }
 

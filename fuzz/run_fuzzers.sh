@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 ALL_TARGETS=(blob_fuzzer factory_payload_fuzzer device_payload_fuzzer graph_json_fuzzer params_fuzzer npy_fuzzer
-  elf_inspect_fuzzer tar_fuzzer elf_inject_fuzzer model_load_fuzzer relax_fuzzer relax_vm_fuzzer)
+  elf_inspect_fuzzer tar_fuzzer elf_inject_fuzzer model_load_fuzzer memory_load_fuzzer relax_fuzzer relax_vm_fuzzer)
 MODE=smoke
 TIME=15
 RUNS=1000000

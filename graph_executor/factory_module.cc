@@ -1,7 +1,7 @@
 #include "graph_executor/factory_module.h"
 
 #include <cstring>
-#include <set>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -48,7 +48,7 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
     return reader.ErrorAt(sz_at, "GraphExecutorFactory: param count " + std::to_string(sz) + " does not match " +
                                      std::to_string(names.size()) + " names");
   }
-  std::set<std::string> seen;
+  std::map<std::string, uint64_t> first_offsets;
   std::vector<std::pair<uintptr_t, uintptr_t>> released;  // source pages of copied params
   out->params.clear();
   out->pad_count = 0;
@@ -56,15 +56,14 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
     FactoryPayload::Param p;
     p.name = name;
     const uint64_t at = reader.offset();
+    p.offset = at;
     Status s = ReadNDArrayHeader(reader, &p.header);
     if (!s.ok()) return std::move(s).Annotate("GraphExecutorFactory: param '" + name + "'");
     if (IsAlignmentPad(name, p.header)) {
       ++out->pad_count;
       continue;
     }
-    if (!seen.insert(name).second) {
-      return reader.ErrorAt(at, "GraphExecutorFactory: param '" + name + "' appears twice");
-    }
+    SORUN_RETURN_IF_ERROR_CTX(RecordParamName(reader, name, at, &first_offsets), "GraphExecutorFactory");
     if (load_tensors) {
       const NDArrayHeader& h = p.header;
       if (reader.owner() && reinterpret_cast<uintptr_t>(h.data) % kAllocAlignment == 0) {
@@ -89,12 +88,15 @@ Status ReadFactoryPayload(BinaryReader& reader, bool load_tensors, FactoryPayloa
 
 StatusOr<ObjectPtr<GraphExecutorFactoryNode>> GraphExecutorFactoryNode::Create(std::string graph_json,
                                                                                NamedTensors params,
-                                                                               std::string module_name) {
+                                                                               std::string module_name,
+                                                                               std::string params_source,
+                                                                               std::vector<uint64_t> offsets) {
   SORUN_ASSIGN_OR_RETURN(GraphSpec spec, GraphSpec::Parse(graph_json));
   if (module_name.empty()) return InvalidArgument("GraphExecutorFactory: empty module name");
   ObjectPtr<GraphExecutorFactoryNode> node =
       ObjectPtr<GraphExecutorFactoryNode>::FromRaw(new GraphExecutorFactoryNode());
-  SORUN_ASSIGN_OR_RETURN(node->weights_, SharedWeights::Create(std::move(params)));
+  SORUN_ASSIGN_OR_RETURN(node->weights_,
+                         SharedWeights::Create(std::move(params), std::move(params_source), std::move(offsets)));
   SORUN_RETURN_IF_ERROR(node->weights_->CheckAgainstGraph(spec));
   node->graph_ = std::make_shared<const GraphSpec>(std::move(spec));
   node->graph_json_ = std::move(graph_json);
@@ -192,10 +194,14 @@ StatusOr<Module> LoadGraphExecutorFactory(BinaryReader& reader) {
   FactoryPayload payload;
   SORUN_RETURN_IF_ERROR(ReadFactoryPayload(reader, /*load_tensors=*/true, &payload));
   NamedTensors params;
+  std::vector<uint64_t> offsets;
   params.reserve(payload.params.size());
-  for (auto& p : payload.params) params.emplace_back(std::move(p.name), std::move(p.tensor));
+  for (auto& p : payload.params) {
+    params.emplace_back(std::move(p.name), std::move(p.tensor));
+    offsets.push_back(p.offset);
+  }
   auto node = GraphExecutorFactoryNode::Create(std::move(payload.graph_json), std::move(params),
-                                               std::move(payload.module_name));
+                                               std::move(payload.module_name), reader.section(), std::move(offsets));
   if (!node.ok()) return std::move(node).status().Annotate("GraphExecutorFactory");
   return Module(ObjectPtr<ModuleNode>(*node));
 }

@@ -27,7 +27,8 @@ struct FactoryPayload {
   struct Param {
     std::string name;
     NDArrayHeader header;
-    Tensor tensor;  // set when tensors are loaded
+    uint64_t offset = 0;  // where its NDArray starts in the reader's input
+    Tensor tensor;        // set when tensors are loaded
   };
   std::string graph_json;
   std::vector<Param> params;  // alignment pads excluded
@@ -50,8 +51,11 @@ StatusOr<std::vector<DLDevice>> DevicesFromPackedArgs(const PackedArgs& args, in
 class GraphExecutorFactoryNode final : public ModuleNode {
  public:
   // Validates the graph and that every param named like a graph input matches its shape and dtype.
+  // `params_source` and `offsets` (one per param) place each param in errors, as read from a payload.
   static StatusOr<ObjectPtr<GraphExecutorFactoryNode>> Create(std::string graph_json, NamedTensors params,
-                                                              std::string module_name = "default");
+                                                              std::string module_name = "default",
+                                                              std::string params_source = {},
+                                                              std::vector<uint64_t> offsets = {});
 
   const char* type_key() const override;
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;

@@ -78,15 +78,16 @@ StatusOr<ModelParts> PartsOfThreeFiles(const std::string& graph_json_path, const
   if (!params_path.empty()) {
     SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> file, MappedFile::Open(params_path));
     BinaryReader reader(file->data(), file->size(), params_path, 0, ObjectPtr<Object>(file));
-    auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true);
+    std::vector<uint64_t> offsets;
+    auto params = ReadParamsDict(reader, /*allow_zero_copy=*/true, &offsets);
     if (!params.ok()) {
       Status s = std::move(params).status();
-      // Errors from the reader start with the path already; per-tensor ones ("param 'w': ...") do not.
+      // The reader's errors start with the path ("model.params byte 96: ..."); others (out of memory) do not.
       if (s.message().rfind(params_path, 0) != 0) s.Annotate(params_path);
       return s;
     }
     if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-    SORUN_ASSIGN_OR_RETURN(parts.weights, SharedWeights::Create(std::move(*params), params_path));
+    SORUN_ASSIGN_OR_RETURN(parts.weights, SharedWeights::Create(std::move(*params), params_path, std::move(offsets)));
     // Every name must be a graph input (a params file for another model is an error).
     SORUN_RETURN_IF_ERROR(parts.weights->CheckAgainstGraph(*spec, ParamsOutsideGraph::kRefused, graph_json_path));
   }

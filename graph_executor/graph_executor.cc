@@ -459,13 +459,32 @@ StatusOr<Tensor> GraphExecutor::DoGetOutput(int index) const {
   return entries_[output_entries_[static_cast<size_t>(index)]];
 }
 
-Status GraphExecutor::DoLoadParams(std::string_view params_bytes) {
-  BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
-  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
+namespace {
+
+// The params bytes given to load_params / share_params (`fn`), read whole and checked against `graph`
+// (named `graph_name`) before anything is written. Every error names the call and the offset in the
+// bytes, as a params file's name its path: "load_params: params byte 96: param 'w' ...".
+StatusOr<NamedTensors> ReadParamsBytes(std::string_view bytes, const std::string& fn, const GraphSpec& graph,
+                                       const std::string& graph_name, const GraphSpec* other_graph = nullptr,
+                                       const std::string& other_graph_name = {}) {
+  const std::string source = fn + ": params";
+  BinaryReader reader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), source);
+  std::vector<uint64_t> offsets;
+  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false, &offsets));
   if (!reader.at_end()) return reader.Error(std::to_string(reader.remaining()) + " trailing bytes after the params");
-  // Validate every name, dtype and shape before writing anything.
   SORUN_RETURN_IF_ERROR(
-      CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "load_params", "this graph"));
+      CheckParamsAgainstGraph(graph, params, ParamsOutsideGraph::kRefused, source, graph_name, offsets));
+  if (other_graph != nullptr) {
+    SORUN_RETURN_IF_ERROR(
+        CheckParamsAgainstGraph(*other_graph, params, ParamsOutsideGraph::kRefused, source, other_graph_name, offsets));
+  }
+  return params;
+}
+
+}  // namespace
+
+Status GraphExecutor::DoLoadParams(std::string_view params_bytes) {
+  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsBytes(params_bytes, "load_params", *graph_, "this graph"));
   std::vector<int> indices;
   for (const auto& kv : params) indices.push_back(*GetInputIndex(kv.first));  // found: checked
   for (size_t i = 0; i < params.size(); ++i) {
@@ -478,13 +497,9 @@ Status GraphExecutor::DoLoadParams(std::string_view params_bytes) {
 Status GraphExecutor::DoShareParams(const ModelExecutor& other_executor, std::string_view params_bytes) {
   // The base checked the kind: `other_executor` is a GraphExecutor, held by its own busy guard.
   const auto& other = static_cast<const GraphExecutor&>(other_executor);
-  BinaryReader reader(reinterpret_cast<const uint8_t*>(params_bytes.data()), params_bytes.size(), "params");
-  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsDict(reader, /*allow_zero_copy=*/false));
   // Every param is an input of both graphs, with the same dtype and shape in each.
-  SORUN_RETURN_IF_ERROR(
-      CheckParamsAgainstGraph(*graph_, params, ParamsOutsideGraph::kRefused, "share_params", "this graph"));
-  SORUN_RETURN_IF_ERROR(CheckParamsAgainstGraph(*other.graph_, params, ParamsOutsideGraph::kRefused, "share_params",
-                                                "the other executor's graph"));
+  SORUN_ASSIGN_OR_RETURN(NamedTensors params, ReadParamsBytes(params_bytes, "share_params", *graph_, "this graph",
+                                                              other.graph_.get(), "the other executor's graph"));
   for (const auto& kv : params) {  // every name is found: checked above
     uint32_t eid = input_entries_[static_cast<size_t>(*GetInputIndex(kv.first))];
     const Tensor& src = other.entries_[other.input_entries_[static_cast<size_t>(*other.GetInputIndex(kv.first))]];

@@ -8,9 +8,15 @@
 
 namespace sorun {
 
-StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, std::string source) {
+StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, std::string source,
+                                                         std::vector<uint64_t> offsets) {
+  if (!offsets.empty() && offsets.size() != params.size()) {
+    return InvalidArgument("SharedWeights: " + std::to_string(offsets.size()) + " offsets for " +
+                           std::to_string(params.size()) + " params");
+  }
   ObjectPtr<SharedWeights> w = ObjectPtr<SharedWeights>::FromRaw(new SharedWeights());
   w->source_ = std::move(source);
+  w->offsets_ = std::move(offsets);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& t = params[i].second;
     if (!t.defined()) return InvalidArgument("param '" + params[i].first + "' is undefined");
@@ -18,7 +24,8 @@ StatusOr<ObjectPtr<SharedWeights>> SharedWeights::Create(NamedTensors params, st
       return InvalidArgument("param '" + params[i].first + "' must be a CPU tensor, got " + t.Describe());
     }
     if (!w->index_.emplace(params[i].first, i).second) {
-      return InvalidArgument("param '" + params[i].first + "' is given twice");
+      return InvalidArgument((w->source_.empty() ? "" : w->source_ + ": ") + "param '" + params[i].first +
+                             "' is given twice");
     }
   }
   std::vector<Tensor> tensors;
@@ -36,8 +43,11 @@ Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSi
                                ParamsOutsideGraph outside, const std::string& source, const std::string& graph_name) {
   std::map<std::string_view, uint32_t> inputs;  // name -> entry id
   for (uint32_t nid : graph.arg_nodes) inputs.emplace(graph.nodes[nid].name, graph.entry_id(nid, 0));
-  const std::string prefix = source.empty() ? "" : source + ": ";
   for (const ParamSignature& p : params) {
+    const std::string prefix = p.offset != ParamSignature::kNoOffset
+                                   ? source + " byte " + std::to_string(p.offset) + ": "
+                               : source.empty() ? ""
+                                                : source + ": ";
     auto it = inputs.find(p.name);
     if (it == inputs.end()) {
       if (outside == ParamsOutsideGraph::kIgnored) continue;
@@ -59,20 +69,23 @@ Status CheckParamsAgainstGraph(const GraphSpec& graph, const std::vector<ParamSi
 }
 
 Status CheckParamsAgainstGraph(const GraphSpec& graph, const NamedTensors& params, ParamsOutsideGraph outside,
-                               const std::string& source, const std::string& graph_name) {
+                               const std::string& source, const std::string& graph_name,
+                               const std::vector<uint64_t>& offsets) {
   std::vector<ParamSignature> signatures;
   std::vector<DLDevice> devices;
   devices.reserve(params.size());  // no reallocation: signatures point into it
-  for (const auto& [name, tensor] : params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& tensor = params[i].second;
     devices.push_back(tensor.device());
-    signatures.push_back(ParamSignature{name, tensor.dtype(), &tensor.shape(), &devices.back()});
+    signatures.push_back(ParamSignature{params[i].first, tensor.dtype(), &tensor.shape(), &devices.back(),
+                                        i < offsets.size() ? offsets[i] : ParamSignature::kNoOffset});
   }
   return CheckParamsAgainstGraph(graph, signatures, outside, source, graph_name);
 }
 
 Status SharedWeights::CheckAgainstGraph(const GraphSpec& graph, ParamsOutsideGraph outside,
                                         const std::string& graph_name) const {
-  return CheckParamsAgainstGraph(graph, params_, outside, source_, graph_name);
+  return CheckParamsAgainstGraph(graph, params_, outside, source_, graph_name, offsets_);
 }
 
 const Tensor* SharedWeights::Find(const std::string& name) const {

@@ -175,7 +175,30 @@ Status WriteNamedTensorSection(const NamedTensors& params, BinaryWriter* writer,
   return Status::Ok();
 }
 
-StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy) {
+namespace {
+
+// `s`, an error of a tensor read by `reader`, with the tensor named after its position:
+// "<section> byte 96: param 'w': bad NDArray magic ...". Errors not of the reader are annotated.
+Status InParam(const BinaryReader& reader, Status s, const std::string& name) {
+  const std::string context = "param '" + name + "'";
+  const std::string& message = s.message();
+  const std::string head = reader.section() + " byte ";
+  const size_t colon = message.rfind(head, 0) == 0 ? message.find(": ", head.size()) : std::string::npos;
+  if (colon == std::string::npos) return std::move(s).Annotate(context);
+  return Status(s.code(), message.substr(0, colon + 2) + context + ": " + message.substr(colon + 2));
+}
+
+}  // namespace
+
+Status RecordParamName(const BinaryReader& reader, const std::string& name, uint64_t offset,
+                       std::map<std::string, uint64_t>* first_offsets) {
+  auto [it, inserted] = first_offsets->emplace(name, offset);
+  if (inserted) return Status::Ok();
+  return reader.ErrorAt(offset,
+                        "param '" + name + "' is given twice (first at byte " + std::to_string(it->second) + ")");
+}
+
+StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy, std::vector<uint64_t>* offsets) {
   uint64_t start = reader.offset();
   uint64_t magic = 0, reserved = 0;
   SORUN_RETURN_IF_ERROR(reader.ReadU64(&magic));
@@ -196,14 +219,19 @@ StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy
                                         std::to_string(names.size()) + " names");
   }
   NamedTensors out;
+  std::map<std::string, uint64_t> first_offsets;
+  if (offsets != nullptr) offsets->clear();
   for (size_t i = 0; i < names.size(); ++i) {
+    const uint64_t at = reader.offset();
     NDArrayHeader h;
     Status s = ReadNDArrayHeader(reader, &h);
-    if (!s.ok()) return std::move(s).Annotate("param '" + names[i] + "'");
+    if (!s.ok()) return InParam(reader, std::move(s), names[i]);
     if (IsAlignmentPad(names[i], h)) continue;
+    SORUN_RETURN_IF_ERROR(RecordParamName(reader, names[i], at, &first_offsets));
     auto t = TensorFromHeader(reader, h, allow_zero_copy);
-    if (!t.ok()) return std::move(t).status().Annotate("param '" + names[i] + "'");
+    if (!t.ok()) return InParam(reader, std::move(t).status(), names[i]);
     out.emplace_back(names[i], std::move(t).value());
+    if (offsets != nullptr) offsets->push_back(at);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #ifndef SORUN_RUNTIME_TENSOR_IO_H_
 #define SORUN_RUNTIME_TENSOR_IO_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,8 +52,17 @@ StatusOr<Tensor> ReadNDArray(BinaryReader& reader, bool allow_zero_copy);
 // Writes a compact CPU tensor.
 Status WriteNDArray(const DLTensor& tensor, BinaryWriter* writer);
 
-// Reads a params dictionary (magic, reserved, names, count, arrays). Alignment pads are dropped.
-StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy);
+// Reads a params dictionary (magic, reserved, names, count, arrays). Alignment pads are dropped. Every
+// error is DataLoss "<section> byte <offset>: ...", a tensor's naming it ("... byte 96: param 'w': bad
+// NDArray magic ..."); a name given twice is refused (RecordParamName). `offsets` (optional) receives the
+// offset of each returned tensor's NDArray, for later messages about it (shared_weights.h).
+StatusOr<NamedTensors> ReadParamsDict(BinaryReader& reader, bool allow_zero_copy,
+                                      std::vector<uint64_t>* offsets = nullptr);
+// The rule every params reader applies (params files and the factory payload): a name is given once.
+// Records `name`, whose NDArray starts at `offset`, in `first_offsets`; DataLoss "<section> byte
+// <offset>: param 'p' is given twice (first at byte <first>)" when it was recorded before.
+Status RecordParamName(const BinaryReader& reader, const std::string& name, uint64_t offset,
+                       std::map<std::string, uint64_t>* first_offsets);
 // Writes a params dictionary; with `align_data`, pads make every tensor's data 64-byte aligned
 // relative to writer->origin().
 Status WriteParamsDict(const NamedTensors& params, BinaryWriter* writer, bool align_data);

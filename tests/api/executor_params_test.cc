@@ -27,8 +27,8 @@ TEST(ExecutorParamsTest, LoadParamsRefusesAnotherModelsParams) {
   Model mlp = BareModel("mlp");
   auto exec = mlp.NewExecutor();
   ASSERT_TRUE(exec.ok()) << exec.status().ToString();
-  EXPECT_ERROR(exec->LoadParams(ReadZooBytes("cnn.params")), StatusCode::kInvalidArgument, "load_params: param '",
-               "is not an input of this graph (inputs: data, fc1_b, fc1_w");
+  EXPECT_ERROR(exec->LoadParams(ReadZooBytes("cnn.params")), StatusCode::kInvalidArgument, "load_params: params byte ",
+               ": param '", "is not an input of this graph (inputs: data, fc1_b, fc1_w");
   // Nothing was half-loaded: the right params still load and run.
   ASSERT_TRUE(exec->LoadParams(ReadZooBytes("mlp.params")).ok());
   NDArray input = testing::ReadZooNpy("mlp_input.npy");
@@ -50,12 +50,12 @@ TEST(ExecutorParamsTest, ShareParamsNeedsEveryParamInBothGraphs) {
   ASSERT_TRUE(owner->LoadParams(mlp_params).ok());
   // Params this graph lacks.
   EXPECT_ERROR(sharer->ShareParams(*owner, ReadZooBytes("cnn.params")), StatusCode::kInvalidArgument,
-               "share_params: param '", "is not an input of this graph");
+               "share_params: params byte ", ": param '", "is not an input of this graph");
   // Params this graph has but the other executor's graph lacks, or holds with another shape.
-  EXPECT_ERROR(sharer->ShareParams(*resblock_exec, mlp_params), StatusCode::kInvalidArgument, "share_params: param 'fc",
-               "is not an input of the other executor's graph (inputs: ");
-  EXPECT_ERROR(sharer->ShareParams(*cnn_exec, mlp_params), StatusCode::kInvalidArgument, "share_params: param 'fc",
-               "on cpu:0 but the other executor's graph input expects float32[");
+  EXPECT_ERROR(sharer->ShareParams(*resblock_exec, mlp_params), StatusCode::kInvalidArgument,
+               "share_params: params byte ", ": param 'fc", "is not an input of the other executor's graph (inputs: ");
+  EXPECT_ERROR(sharer->ShareParams(*cnn_exec, mlp_params), StatusCode::kInvalidArgument, "share_params: params byte ",
+               ": param 'fc", "on cpu:0 but the other executor's graph input expects float32[");
   EXPECT_TRUE(sharer->ShareParams(*owner, mlp_params).ok());
 }
 

@@ -12,9 +12,11 @@
 #include <random>
 #include <thread>
 
+#include "base/file_util.h"
 #include "format/binary_writer.h"
 #include "graph_executor/factory_module.h"
 #include "graph_executor/graph_builder.h"
+#include "graph_executor/graph_executable.h"
 #include "graph_executor/graph_executor_module.h"
 #include "graph_executor/graph_json.h"
 #include "graph_executor/register.h"
@@ -450,9 +452,35 @@ TEST(GraphExecutorTest, OnlyRealAlignmentPadsAreSkipped) {
                                  nullptr);
   ASSERT_TRUE(e.ok());
   Status s = (*e)->LoadParams(HandWrittenParams({{"__sorun_pad_000001", RandomTensor({3}, 1)}}));
-  EXPECT_NE(s.message().find("load_params: param '__sorun_pad_000001' is not an input of this graph"),
+  EXPECT_NE(s.message().find("load_params: params byte 58: param '__sorun_pad_000001' is not an input of this graph"),
             std::string::npos)
       << s.message();
+}
+
+// A params file that gives a tensor twice is the params file's fault: the three-file path names the
+// file and where both copies start (issue 25), and load_params the same offsets in its bytes.
+TEST(GraphExecutorTest, ParamGivenTwiceNamesTheParamsFileAndBothOffsets) {
+  Mlp m = MakeMlp();
+  const std::string bytes = HandWrittenParams({{"w1", m.params[0].second}, {"w1", m.params[0].second}});
+  const uint64_t first = 8 + 8 + 8 + 2 * (8 + 2) + 8;  // magic, reserved, names, count
+  const uint64_t second = first + NDArrayHeaderBytes(2) + 32 * 16 * 4;
+  const std::string dir = testing::MakeTempDir("twice");
+  const std::string json_path = dir + "/model.json";
+  const std::string params_path = dir + "/model.params";
+  ASSERT_TRUE(WriteFileBytes(json_path, m.json).ok());
+  ASSERT_TRUE(WriteFileBytes(params_path, bytes).ok());
+  auto parts = PartsOfThreeFiles(json_path, Kernels(), params_path);
+  ASSERT_FALSE(parts.ok());
+  EXPECT_EQ(parts.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(parts.status().message(), params_path + " byte " + std::to_string(second) +
+                                          ": param 'w1' is given twice (first at byte " + std::to_string(first) + ")");
+
+  auto e = GraphExecutor::Create(std::make_shared<const GraphSpec>(*GraphSpec::Parse(m.json)), Kernels(), {CpuDevice()},
+                                 nullptr);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  Status s = (*e)->LoadParams(bytes);
+  EXPECT_EQ(s.message(), "load_params: params byte " + std::to_string(second) +
+                             ": param 'w1' is given twice (first at byte " + std::to_string(first) + ")");
 }
 
 // docs/threading.md: a call overlapping another on the same executor fails cleanly. Readers of the

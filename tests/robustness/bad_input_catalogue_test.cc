@@ -2,7 +2,7 @@
 // params payloads, calls with bad arguments, npy inputs. Every case runs through
 // BadInputCatalogueTest (tests/robustness/catalogue.h): a clear error, never a crash, and the good
 // model still runs afterwards. CI runs it under ASan + UBSan (leaks and memory errors fail the job).
-// The other areas: bad_input_{kernels,plan,elf,cli}_test.cc.
+// The other areas: bad_input_{kernels,plan,elf,cli,params}_test.cc.
 #include <functional>
 #include <string>
 
