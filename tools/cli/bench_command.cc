@@ -14,6 +14,7 @@
 #include "tools/cli/json_util.h"
 #include "tools/cli/latency_stats.h"
 #include "tools/cli/memory_plan_json.h"
+#include "tools/cli/model_protection.h"
 #include "tools/cli/model_session.h"
 #include "tools/cli/process_memory.h"
 #include "tools/cli/text_table.h"
@@ -26,23 +27,27 @@ namespace {
 constexpr int kTracedRuns = 3;
 
 const std::vector<FlagSpec>& BenchFlags() {
-  static const std::vector<FlagSpec> specs = {
-      {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
-      {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
-      {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
-      {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME (others: pseudo-random)"},
-      {"--warmup", "", true, false, "N",
-       "untimed runs before measuring (default " + std::to_string(kDefaultWarmup) + ")"},
-      {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
-      {"--json", "", false, false, "", "print one JSON object instead of text"},
-      {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
-      {"--prefetch", "", true, false, "MODE",
-       "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
-      {"--warm-executor", "", false, false, "", "call Executor::Warmup() before the first run (timed, part of TTFR)"},
-      {"--trace", "", true, false, "FILE.json",
-       "after the timed runs, trace " + std::to_string(kTracedRuns) +
-           " runs kernel by kernel into FILE.json (Chrome trace: chrome://tracing, Perfetto)"},
-  };
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> v = {
+        {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
+        {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
+        {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
+        {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME (others: pseudo-random)"},
+        {"--warmup", "", true, false, "N",
+         "untimed runs before measuring (default " + std::to_string(kDefaultWarmup) + ")"},
+        {"--repeat", "", true, false, "N", "timed runs, at least 1 (default " + std::to_string(kDefaultRepeat) + ")"},
+        {"--json", "", false, false, "", "print one JSON object instead of text"},
+        {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
+        {"--prefetch", "", true, false, "MODE",
+         "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
+        {"--warm-executor", "", false, false, "", "call Executor::Warmup() before the first run (timed, part of TTFR)"},
+        {"--trace", "", true, false, "FILE.json",
+         "after the timed runs, trace " + std::to_string(kTracedRuns) +
+             " runs kernel by kernel into FILE.json (Chrome trace: chrome://tracing, Perfetto)"},
+    };
+    for (FlagSpec& f : ProtectionFlagSpecs()) v.push_back(std::move(f));
+    return v;
+  }();
   return specs;
 }
 
@@ -195,12 +200,14 @@ std::string BenchUsage() {
   return "Usage: sorun bench MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
          "                   [--graph G.json [--params P.params]] [--warmup N] [--repeat N] [--json]\n"
          "                   [--prefetch none|willneed|populate] [--warm-executor] [--trace FILE.json]\n"
+         "                   [--key KEYFILE] [--public-key PUB.pem]\n"
          "\n"
          "Measures load time, executor creation, the first run, the time to first result (load + create +\n"
          "first run) and steady-state run latency (min, median, p90, max, mean over --repeat runs after\n"
          "--warmup untimed runs), peak RSS and the memory plan.\n"
          "Inputs not given are filled with deterministic pseudo-random values. Device work is synchronised\n"
-         "before each time is taken.\n"
+         "before each time is taken. --key and --public-key: as for `sorun run` (decryption and the signature\n"
+         "check are part of the load time).\n"
          "\n" +
          FormatFlagHelp(BenchFlags());
 }
@@ -237,6 +244,9 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   source.graph_path = flags->Value("--graph");
   source.params_path = flags->Value("--params");
   source.verify_checksum = !flags->Has("--no-verify");
+  auto protection = ReadProtectionFlags(*flags);
+  if (!protection.ok()) return UsageError(io, "bench: " + protection.status().message());
+  source.protection = *protection;
   if (flags->Has("--prefetch")) {
     const std::string mode = flags->Value("--prefetch");
     if (mode == "none") {

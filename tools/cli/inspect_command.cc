@@ -9,6 +9,7 @@
 #include "tools/cli/flags.h"
 #include "tools/cli/json_util.h"
 #include "tools/cli/memory_plan_json.h"
+#include "tools/cli/model_protection.h"
 #include "tools/cli/relax_report.h"
 #include "tools/cli/text_table.h"
 
@@ -17,10 +18,14 @@ namespace cli {
 namespace {
 
 const std::vector<FlagSpec>& InspectFlags() {
-  static const std::vector<FlagSpec> specs = {
-      {"--json", "", false, false, "", "print one JSON object instead of text"},
-      {"--disassemble", "", false, false, "", "Relax VM exports: also print the executable's bytecode"},
-  };
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> v = {
+        {"--json", "", false, false, "", "print one JSON object instead of text"},
+        {"--disassemble", "", false, false, "", "Relax VM exports: also print the executable's bytecode"},
+    };
+    for (FlagSpec& f : ProtectionFlagSpecs()) v.push_back(std::move(f));
+    return v;
+  }();
   return specs;
 }
 
@@ -108,7 +113,7 @@ std::vector<InspectedTensor> RelaxInputTensors(const RelaxInspection& relax) {
 }  // namespace
 
 std::string InspectUsage() {
-  return "Usage: sorun inspect MODEL [--json] [--disassemble]\n"
+  return "Usage: sorun inspect MODEL [--json] [--disassemble] [--key KEYFILE] [--public-key PUB.pem]\n"
          "\n"
          "Shows what a model library (.so, or a .tar export) holds, reading its bytes only: the library is\n"
          "never loaded or executed. Reports the blob layout, the module tree, the graph's inputs, outputs\n"
@@ -116,6 +121,8 @@ std::string InspectUsage() {
          "the model needs (cpu, or the type of its CUDA / OpenCL module, which `run --device` must name).\n"
          "For a Relax VM export (TVM 0.16 - 0.27): the executable's functions, main's inputs, the constants\n"
          "and their alignment, every called function classified, and whether sorun can run it.\n"
+         "--key reads a model written by `pack --encrypt` (decrypted in memory, never to a file);\n"
+         "--public-key first checks its signature (`pack --sign`).\n"
          "\n" +
          FormatFlagHelp(InspectFlags());
 }
@@ -489,8 +496,15 @@ int RunInspectCommand(const std::vector<std::string>& args, CommandIo& io) {
   if (pos.size() > 1) return UsageError(io, "inspect: unexpected argument '" + pos[1] + "' (one MODEL only)");
   InspectOptions options;
   options.disassemble = flags->Has("--disassemble");
-  auto report = InspectModelFile(pos[0], options);
-  if (!report.ok()) return ModelError(io, NamePath(report.status(), pos[0]));
+  auto protection = ReadProtectionFlags(*flags);
+  if (!protection.ok()) return UsageError(io, "inspect: " + protection.status().message());
+  auto bytes = ProtectedModelBytes::Open(pos[0], *protection);
+  if (!bytes.ok()) return ModelError(io, NamePath(bytes.status(), pos[0]));
+  auto report = InspectModelFile(bytes->readable_path(), options);
+  if (!report.ok())
+    return ModelError(io,
+                      NamePath(Status(report.status().code(), bytes->NameModel(report.status().message())), pos[0]));
+  report->path = pos[0];
   if (flags->Has("--json")) {
     io.out << InspectReportToJson(*report) << "\n";
   } else {

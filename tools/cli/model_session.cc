@@ -87,6 +87,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   RuntimeOptions options;
   options.verify_checksum = source.verify_checksum;
   options.prefetch = source.prefetch;
+  SORUN_RETURN_IF_ERROR(AddLoadHooks(source.protection, &options));
   double t0 = NowMs();
   if (source.graph_path.empty()) {
     auto model = Model::Load(source.model_path, options);

@@ -24,6 +24,7 @@
 #include "api/sorun.h"
 #include "base/status.h"
 #include "runtime/tensor.h"
+#include "tools/cli/model_protection.h"
 
 namespace sorun {
 namespace cli {
@@ -35,6 +36,7 @@ struct ModelSource {
   bool verify_checksum = true;
   RuntimeOptions::Prefetch prefetch = RuntimeOptions{}.prefetch;  // the library's default unless --prefetch
   bool warm_executor = false;  // call Executor::Warmup() after creating the executor (timed apart)
+  ProtectionFlags protection;  // --key / --public-key: the load hooks (tools/cli/model_protection.h)
 };
 
 // One --input NAME=FILE.npy.

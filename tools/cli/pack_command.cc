@@ -2,12 +2,17 @@
 
 #include <filesystem>
 
+#include "base/file_checks.h"
+#include "base/file_util.h"
 #include "base/xxhash64.h"
 #include "graph_executor/memory_plan.h"
 #include "packer/model_packer.h"
 #include "runtime/registry_keys.h"
+#include "security/model_encryption.h"
+#include "security/model_signature.h"
 #include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/model_protection.h"
 #include "tools/cli/text_table.h"
 
 namespace sorun {
@@ -35,6 +40,10 @@ const std::vector<FlagSpec>& PackFlags() {
        "embed the blob through a C source (TVM's PackImportsToC) instead of assembly"},
       {"--no-checksum", "", false, false, "", "do not write the __sorun_blob_checksum integrity record"},
       {"--module-name", "", true, false, "NAME", "the factory's module name (default 'default')"},
+      {"--sign", "", true, false, "KEY.pem",
+       "append an Ed25519 signature of the packed library (private key; docs/security.md)"},
+      {"--encrypt", "", true, false, "KEYFILE",
+       "store the (signed) library AES-256-GCM encrypted with this key (run/bench --key KEYFILE)"},
   };
   return specs;
 }
@@ -70,6 +79,7 @@ std::string PackUsage() {
          "       sorun pack RELAX.so -o OUT.so [--no-checksum]      (or: sorun pack RELAX.so OUT.so)\n"
          "                  [--cuda FILE --cuda-fmap F.json]... [--opencl FILE.cl --opencl-fmap F.json]...\n"
          "                  [--include-dir DIR]... [--tar] [--c-route] [--no-checksum] [--module-name NAME]\n"
+         "                  [--sign KEY.pem] [--encrypt KEYFILE]\n"
          "\n"
          "Packs host code, device code, a graph and its parameters into ONE model library:\n"
          "GraphExecutorFactory -> host code (_lib) -> device modules, as TVM's export_library does. Without\n"
@@ -79,11 +89,42 @@ std::string PackUsage() {
          "Kernel descriptions use TVM's .tvm_meta.json layout (docs/cli.md).\n"
          "A Relax VM export (TVM 0.16 - 0.27) given alone is rewritten so that its constants are 64-byte aligned\n"
          "once loaded (used in place, by sorun and TVM alike) and gets the checksum record (docs/relax.md).\n"
+         "--sign appends a signature over the finished library; --encrypt then encrypts the whole file, so the\n"
+         "signature is checked on the plaintext after decryption (docs/security.md).\n"
          "\n" +
          FormatFlagHelp(PackFlags());
 }
 
 namespace {
+
+// --sign / --encrypt of one pack.
+struct PackProtection {
+  std::string sign_key;     // private key PEM, or empty
+  std::string encrypt_key;  // AES-256 key file, or empty
+};
+
+// Checks the key files before any packing work (a bad key costs no compile): usage errors.
+Status CheckProtectionKeys(const PackProtection& p) {
+  if (!p.sign_key.empty()) {
+    auto signed_nothing = security::SignLibrary("", p.sign_key);
+    if (!signed_nothing.ok()) return std::move(signed_nothing).status().Annotate("--sign");
+  }
+  if (!p.encrypt_key.empty()) {
+    auto hook = security::AesGcmDecryptor(p.encrypt_key);
+    if (!hook.ok()) return std::move(hook).status().Annotate("--encrypt");
+  }
+  return Status::Ok();
+}
+
+// Signs, then encrypts, the packed file; the report's row ("" when neither was asked for).
+StatusOr<std::string> ApplyProtection(const std::string& output, const PackProtection& p) {
+  if (p.sign_key.empty() && p.encrypt_key.empty()) return std::string();
+  SORUN_RETURN_IF_ERROR(ProtectPackedFile(output, p.sign_key, p.encrypt_key));
+  std::string row;
+  if (!p.sign_key.empty()) row = "signed (Ed25519, " + p.sign_key + ")";
+  if (!p.encrypt_key.empty()) row += std::string(row.empty() ? "" : ", then ") + "encrypted (AES-256-GCM)";
+  return row;
+}
 
 const char* GenerationLabel(relax::BlobGeneration g) {
   switch (g) {
@@ -95,9 +136,12 @@ const char* GenerationLabel(relax::BlobGeneration g) {
 }
 
 // `sorun pack IN.so -o OUT.so` (or `sorun pack IN.so OUT.so`) on a Relax VM export.
-int RunRelaxPack(const std::string& input, const std::string& output, bool checksum, CommandIo& io) {
+int RunRelaxPack(const std::string& input, const std::string& output, bool checksum, const PackProtection& protection,
+                 CommandIo& io) {
   auto report = PackRelaxExport(input, output, checksum);
   if (!report.ok()) return ModelError(io, report.status());
+  auto protected_row = ApplyProtection(output, protection);
+  if (!protected_row.ok()) return ModelError(io, protected_row.status());
   const relax::RelaxPackReport& r = *report;
   const relax::RealignReport& a = r.realign;
   io.out << "wrote " << output << " (" << FormatBytes(r.output_bytes) << ")\n";
@@ -114,6 +158,33 @@ int RunRelaxPack(const std::string& input, const std::string& output, bool check
     hash = "xxh64 " + Xxh64ToHex(record->hash);
   }
   t.AddRow({"checksum", hash});
+  if (!protected_row->empty()) t.AddRow({"protected", *protected_row});
+  io.out << t.Render();
+  io.out.flush();
+  return kExitSuccess;
+}
+
+}  // namespace
+
+namespace {
+
+// `sorun pack IN.so -o OUT.so --sign KEY.pem [--encrypt KEYFILE]` on a library that is already packed
+// (or any shared library): OUT is IN signed, then encrypted.
+int ProtectLibrary(const std::string& input, const std::string& output, const PackProtection& protection,
+                   CommandIo& io) {
+  Status checked = CheckRegularFile(input, "library");
+  if (!checked.ok()) return ModelError(io, checked);
+  checked = CheckOutputFile(output, "output");
+  if (!checked.ok()) return ModelError(io, checked);
+  auto bytes = ReadFileToString(input);
+  if (!bytes.ok()) return ModelError(io, NamePath(bytes.status(), input));
+  Status written = WriteFileBytes(output, bytes->data(), bytes->size());
+  if (!written.ok()) return ModelError(io, written);
+  auto row = ApplyProtection(output, protection);
+  if (!row.ok()) return ModelError(io, row.status());
+  io.out << "wrote " << output << " (" << FormatBytes(bytes->size()) << " library from " << input << ")\n";
+  TextTable t;
+  t.AddRow({"protected", *row});
   io.out << t.Render();
   io.out.flush();
   return kExitSuccess;
@@ -124,6 +195,12 @@ int RunRelaxPack(const std::string& input, const std::string& output, bool check
 int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
   auto flags = ParseFlags(args, PackFlags());
   if (!flags.ok()) return UsageError(io, "pack: " + flags.status().message());
+  PackProtection protection{flags->Value("--sign"), flags->Value("--encrypt")};
+  if (flags->Has("--sign") && protection.sign_key.empty()) return UsageError(io, "pack: --sign needs a key file");
+  if (flags->Has("--encrypt") && protection.encrypt_key.empty()) {
+    return UsageError(io, "pack: --encrypt needs a key file");
+  }
+  if (Status keys = CheckProtectionKeys(protection); !keys.ok()) return UsageError(io, "pack: " + keys.message());
   PackRequest request;
   request.output_path = flags->Value("--output");
   // `sorun pack IN.so OUT.so`: a Relax export and its packed copy.
@@ -134,7 +211,7 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
       HostFileKind(positionals[0]) == "shared" && HostFileKind(positionals[1]) == "shared") {
     auto is_relax = IsRelaxExportFile(positionals[0]);
     if (is_relax.ok() && *is_relax) {
-      return RunRelaxPack(positionals[0], positionals[1], !flags->Has("--no-checksum"), io);
+      return RunRelaxPack(positionals[0], positionals[1], !flags->Has("--no-checksum"), protection, io);
     }
   }
   if (request.output_path.empty()) return UsageError(io, "pack: missing -o OUT (the library to write)");
@@ -170,6 +247,11 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
   request.link_flags = flags->Values("--ldflag");
   request.tar = flags->Has("--tar");
   request.c_route = flags->Has("--c-route");
+  const bool tar_output = request.tar || (request.output_path.size() > 4 &&
+                                          request.output_path.compare(request.output_path.size() - 4, 4, ".tar") == 0);
+  if (tar_output && (!protection.sign_key.empty() || !protection.encrypt_key.empty())) {
+    return UsageError(io, "pack: --sign and --encrypt apply to a .so library, not a .tar of objects");
+  }
   request.checksum = !flags->Has("--no-checksum");
   if (flags->Has("--module-name")) {
     request.module_name = flags->Value("--module-name");
@@ -187,15 +269,22 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
       // A Relax VM export: realign its constants and add the checksum record (docs/relax.md "Packing").
       auto is_relax = IsRelaxExportFile(request.lib_files[0]);
       if (!is_relax.ok()) return ModelError(io, is_relax.status());
-      if (*is_relax) return RunRelaxPack(request.lib_files[0], request.output_path, request.checksum, io);
+      if (*is_relax) {
+        return RunRelaxPack(request.lib_files[0], request.output_path, request.checksum, protection, io);
+      }
+      if (!protection.sign_key.empty() || !protection.encrypt_key.empty()) {
+        return ProtectLibrary(request.lib_files[0], request.output_path, protection, io);
+      }
       return UsageError(io, "pack: nothing to add to " + request.lib_files[0] +
-                                " (give --graph or device code; it is not a Relax VM export either)");
+                                " (give --graph or device code, or --sign / --encrypt; it is not a Relax VM export)");
     }
   }
 
   auto result = PackModel(request);
   if (!result.ok()) return ModelError(io, result.status());
   const PackResult& r = *result;
+  auto protected_row = ApplyProtection(r.output_path, protection);
+  if (!protected_row.ok()) return ModelError(io, protected_row.status());
   io.out << "wrote " << r.output_path << " (" << FormatBytes(r.output_bytes) << (r.is_tar ? ", tar archive" : "")
          << ")\n";
   TextTable t;
@@ -214,6 +303,7 @@ int RunPackCommand(const std::vector<std::string>& args, CommandIo& io) {
   if (!request.graph_path.empty()) {
     t.AddRow({"params", std::to_string(r.param_count) + " tensors, " + FormatBytes(r.param_bytes)});
   }
+  if (!protected_row->empty()) t.AddRow({"protected", *protected_row});
   io.out << t.Render();
   io.out.flush();
   return kExitSuccess;

@@ -9,6 +9,7 @@
 #include "runtime/data_type.h"
 #include "tools/cli/command.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/model_protection.h"
 #include "tools/cli/model_session.h"
 #include "tools/cli/text_table.h"
 #include "tools/npy.h"
@@ -20,14 +21,18 @@ namespace {
 constexpr int kShownValues = 8;
 
 const std::vector<FlagSpec>& RunFlags() {
-  static const std::vector<FlagSpec> specs = {
-      {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
-      {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
-      {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
-      {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME"},
-      {"--output-dir", "", true, false, "DIR", "where output_<i>.npy files go (default '.'; created if missing)"},
-      {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
-  };
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> v = {
+        {"--device", "", true, false, "DEVICE", "cpu (default), opencl[:N] or cuda[:N]"},
+        {"--graph", "", true, false, "G.json", "three-file deployment: graph JSON; MODEL is then the kernel library"},
+        {"--params", "", true, false, "P.params", "three-file deployment: params file (needs --graph)"},
+        {"--input", "", true, true, "NAME=FILE.npy", "value of graph input NAME"},
+        {"--output-dir", "", true, false, "DIR", "where output_<i>.npy files go (default '.'; created if missing)"},
+        {"--no-verify", "", false, false, "", "skip the blob integrity check at load"},
+    };
+    for (FlagSpec& f : ProtectionFlagSpecs()) v.push_back(std::move(f));
+    return v;
+  }();
   return specs;
 }
 
@@ -58,10 +63,14 @@ Status CheckOutputDirectory(const std::string& dir) {
 std::string RunUsage() {
   return "Usage: sorun run MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
          "                 [--graph G.json [--params P.params]] [--output-dir DIR] [--no-verify]\n"
+         "                 [--key KEYFILE] [--public-key PUB.pem]\n"
          "\n"
          "Loads MODEL (a packed .so or .tar), runs it once on the given .npy inputs and writes every output\n"
          "as DIR/output_<i>.npy. Every graph input that is not a parameter needs an --input. With --graph,\n"
          "MODEL is used as the kernel library of a three-file deployment (graph JSON + library + params).\n"
+         "--key decrypts a model written by `pack --encrypt` on the way in (the plaintext stays in memory);\n"
+         "--public-key refuses a model not signed by `pack --sign` with that key's private half, before any\n"
+         "of its code runs (docs/security.md).\n"
          "\n" +
          FormatFlagHelp(RunFlags());
 }
@@ -85,6 +94,9 @@ int RunRunCommand(const std::vector<std::string>& args, CommandIo& io) {
   source.graph_path = flags->Value("--graph");
   source.params_path = flags->Value("--params");
   source.verify_checksum = !flags->Has("--no-verify");
+  auto protection = ReadProtectionFlags(*flags);
+  if (!protection.ok()) return UsageError(io, "run: " + protection.status().message());
+  source.protection = *protection;
   if (flags->Has("--graph") && source.graph_path.empty()) return UsageError(io, "run: --graph needs a file name");
   if (flags->Has("--params") && source.params_path.empty()) return UsageError(io, "run: --params needs a file name");
   if (!source.params_path.empty() && source.graph_path.empty()) {

@@ -8,20 +8,21 @@
 #include "runtime/registry_keys.h"
 #include "serialization/blob_checksum.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/model_protection.h"
 
 namespace sorun {
 namespace cli {
 namespace {
 
 const std::vector<FlagSpec>& VerifyFlags() {
-  static const std::vector<FlagSpec> specs = {};
+  static const std::vector<FlagSpec> specs = ProtectionFlagSpecs();
   return specs;
 }
 
 }  // namespace
 
 std::string VerifyUsage() {
-  return "Usage: sorun verify MODEL\n"
+  return "Usage: sorun verify MODEL [--key KEYFILE] [--public-key PUB.pem]\n"
          "\n"
          "Checks a packed model library without loading it: the integrity record __sorun_blob_checksum\n"
          "(written by `sorun pack` unless --no-checksum) must be present and match an XXH64 of the blob\n"
@@ -32,6 +33,8 @@ std::string VerifyUsage() {
          "a reserved ABI name). OK means the file is safe to run (its kernels are trusted code).\n"
          "Prints 'MODEL: OK (blob N bytes, xxh64 H; devices needed: D)' and exits 0 (D: cpu, or the type of\n"
          "the model's CUDA / OpenCL module, which `run --device` must name), or the error and exits 1.\n"
+         "--public-key first checks the file's Ed25519 signature (`pack --sign`; OK then ends with\n"
+         "'signature matches PUB.pem'); --key reads a model written by `pack --encrypt`, decrypted in memory.\n"
          "\n" +
          FormatFlagHelp(VerifyFlags());
 }
@@ -87,9 +90,17 @@ int RunVerifyCommand(const std::vector<std::string>& args, CommandIo& io) {
   const auto& pos = flags->positionals();
   if (pos.empty()) return UsageError(io, "verify: missing MODEL (usage: sorun verify MODEL)");
   if (pos.size() > 1) return UsageError(io, "verify: unexpected argument '" + pos[1] + "' (one MODEL only)");
-  auto ok = VerifyModelFile(pos[0]);
-  if (!ok.ok()) return ModelError(io, ok.status());
-  io.out << pos[0] << ": " << *ok << "\n";
+  auto protection = ReadProtectionFlags(*flags);
+  if (!protection.ok()) return UsageError(io, "verify: " + protection.status().message());
+  auto bytes = ProtectedModelBytes::Open(pos[0], *protection);
+  if (!bytes.ok()) return ModelError(io, NamePath(bytes.status(), pos[0]));
+  auto ok = VerifyModelFile(bytes->readable_path());
+  if (!ok.ok()) return ModelError(io, Status(ok.status().code(), bytes->NameModel(ok.status().message())));
+  std::string line = *ok;
+  if (bytes->signature_checked() && !line.empty() && line.back() == ')') {
+    line.insert(line.size() - 1, "; signature matches " + protection->public_key_path);
+  }
+  io.out << pos[0] << ": " << line << "\n";
   io.out.flush();
   return kExitSuccess;
 }
