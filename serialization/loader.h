@@ -66,10 +66,10 @@ StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options);
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});
 
 // A shared library from bytes: (options.decrypt, if set, turns them into the plaintext) copied into an
-// anonymous memfd, sealed, judged by options.verify_library (first: nothing parses the bytes before), checked like a file
-// (PreflightSharedLibraryBytes),
-// then dlopen'ed as /proc/self/fd/N and loaded as LoadModule loads a .so. `name` stands for the path in
-// every message. The memfd stays open while the library is mapped. Unimplemented without memfd_create.
+// anonymous memfd, sealed, judged by options.verify_library (first: nothing parses the bytes before it),
+// checked like a file (PreflightSharedLibraryBytes), then dlopen'ed as /proc/self/fd/N and loaded as
+// LoadModule loads a .so. `name` stands for the path in every message. The memfd stays open while the
+// library is mapped. Unimplemented without memfd_create.
 StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options = {});
 
 }  // namespace sorun
