@@ -7,7 +7,8 @@
 namespace sorun::triton {
 namespace {
 
-constexpr char kKnownKeys[] = "model_file, device, num_threads, verify_checksum, warmup";
+constexpr char kKnownKeys[] =
+    "model_file, device, num_threads, verify_checksum, warmup, load_from_memory, sorun_public_key";
 
 Status BadValue(const std::string& key, const std::string& value, std::string_view accepted) {
   return InvalidArgument("config.pbtxt parameter '" + key + "' is '" + value + "': " + std::string(accepted));
@@ -58,6 +59,19 @@ StatusOr<SorunParameters> ParseSorunParameters(const std::map<std::string, std::
       SORUN_ASSIGN_OR_RETURN(out.verify_checksum, ParseBool(key, value));
     } else if (key == "warmup") {
       SORUN_ASSIGN_OR_RETURN(out.warmup, ParseBool(key, value));
+    } else if (key == "load_from_memory") {
+      if (value == "auto") {
+        out.load_from = SorunParameters::LoadFrom::kAuto;
+      } else {
+        StatusOr<bool> memory = ParseBool(key, value);
+        if (!memory.ok()) return BadValue(key, value, "use true, false or auto (or 1 / 0)");
+        out.load_from = *memory ? SorunParameters::LoadFrom::kMemory : SorunParameters::LoadFrom::kFile;
+      }
+    } else if (key == "sorun_public_key") {
+      if (value.empty() || value[0] != '/' || value.find('\0') != std::string::npos) {
+        return BadValue(key, value, "use the absolute path of an Ed25519 public key PEM file");
+      }
+      out.public_key_path = value;
     } else {
       return InvalidArgument("config.pbtxt has unknown parameter '" + key + "'; the sorun backend accepts " +
                              kKnownKeys);

@@ -5,6 +5,8 @@
 //   parameters: { key: "num_threads"     value: { string_value: "2" } }         # per instance
 //   parameters: { key: "verify_checksum" value: { string_value: "true" } }
 //   parameters: { key: "warmup"          value: { string_value: "false" } }
+//   parameters: { key: "load_from_memory" value: { string_value: "auto" } }    # true / false / auto
+//   parameters: { key: "sorun_public_key" value: { string_value: "/keys/models.pub.pem" } }
 //
 // Parsed strictly (like the SORUN_* variables): an unknown key or a malformed value is an error that
 // fails the model's load and names the key, the value and what is accepted. A plain value;
@@ -39,6 +41,17 @@ struct SorunParameters {
   // Touch the weights and activation pools when an instance starts, so the first request does not
   // pay the page faults. Default true.
   bool warmup = true;
+  // How the library is loaded: kFile dlopens the repository's file (the page cache shares its weights
+  // with every process serving the same file); kMemory reads the file's bytes and loads them with
+  // sorun::Model::LoadFromMemory (a sealed memfd: nothing is mapped from the file, which may then be
+  // deleted or replaced); kAuto (the default) is kMemory only for a model whose files Triton wrote to a
+  // temporary directory (a load request's "file:" override, model_state.cc), kFile otherwise.
+  enum class LoadFrom { kAuto, kFile, kMemory };
+  LoadFrom load_from = LoadFrom::kAuto;
+  // An Ed25519 public key (PEM file path): the library must carry a sorun signature by the matching
+  // private key (`sorun pack --sign`), checked before dlopen (RuntimeOptions::verify_library). Empty:
+  // no signature check.
+  std::string public_key_path;
 };
 
 // Reads `parameters` (key -> string_value). `default_model_filename` is the config's field of that

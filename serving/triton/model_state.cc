@@ -4,13 +4,19 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <utility>
 
 #include "serving/triton/config_auto_complete.h"
 #include "serving/triton/data_types.h"
 #include "serving/triton/output_probe.h"
+#include "serving/triton/signature_verifier.h"
 #include "serving/triton/triton_errors.h"
 
 namespace sorun::triton {
@@ -71,6 +77,16 @@ int64_t DefaultMaxBatchSize(TRITONBACKEND_Model* model) {
     }
   }
   return value;  // the backend configuration message belongs to Triton: not deleted
+}
+
+// The library's bytes read into memory and loaded from there (Model::LoadFromMemory: a sealed memfd);
+// messages name `path`, as a file load's would.
+StatusOr<sorun::Model> LoadModelFromMemory(const std::string& path, const RuntimeOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open the model file: " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Internal(path + ": reading the model file failed");
+  return sorun::Model::LoadFromMemory(bytes, options, path);
 }
 
 bool FileExists(const std::string& path) {
@@ -215,8 +231,25 @@ StatusOr<std::unique_ptr<ModelState>> ModelState::Create(TRITONBACKEND_Model* tr
   const std::string path = version_dir + parameters->model_file;
   RuntimeOptions load_options;
   load_options.verify_checksum = parameters->verify_checksum;
-  StatusOr<sorun::Model> model = sorun::Model::Load(path, load_options);
+  if (!parameters->public_key_path.empty()) {
+    StatusOr<LibraryVerifier> verifier = MakeSignatureVerifier(parameters->public_key_path);
+    if (!verifier.ok()) return Status(verifier.status()).Annotate(context);
+    load_options.verify_library = std::move(*verifier);
+  }
+  // A load request's "file:" override: Triton writes the files to a temporary directory of its own
+  // (not named after the model, as every repository's model directory is) and removes it after the
+  // load; nothing may stay mapped from there, so such a model is loaded from memory by default.
+  std::string directory = location;
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  const bool override_files = std::filesystem::path(directory).filename().string() != name;
+  const bool from_memory = parameters->load_from == SorunParameters::LoadFrom::kMemory ||
+                           (parameters->load_from == SorunParameters::LoadFrom::kAuto && override_files);
+  StatusOr<sorun::Model> model =
+      from_memory ? LoadModelFromMemory(path, load_options) : sorun::Model::Load(path, load_options);
   if (!model.ok()) return Status(model.status()).Annotate(context);  // sorun's message names the file
+  LogInfo(context + ": " + (from_memory ? "loaded from memory (" : "loaded from the file (") + path +
+          (override_files ? ", files from the load request" : "") +
+          (parameters->public_key_path.empty() ? "" : ", signature checked with " + parameters->public_key_path) + ")");
 
   std::unique_ptr<ModelState> state(new ModelState(name, version, std::move(*model)));
   state->model_path_ = path;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace sorun::triton {
 namespace {
 
@@ -13,6 +16,24 @@ TEST(ConfigParametersTest, DefaultsWithoutParameters) {
   EXPECT_EQ(p->num_threads, 0);
   EXPECT_FALSE(p->verify_checksum.has_value());
   EXPECT_TRUE(p->warmup);
+  EXPECT_EQ(p->load_from, SorunParameters::LoadFrom::kAuto);
+  EXPECT_EQ(p->public_key_path, "");
+}
+
+TEST(ConfigParametersTest, LoadFromMemoryAndPublicKey) {
+  for (const auto& [value, expected] :
+       std::map<std::string, SorunParameters::LoadFrom>{{"true", SorunParameters::LoadFrom::kMemory},
+                                                        {"1", SorunParameters::LoadFrom::kMemory},
+                                                        {"false", SorunParameters::LoadFrom::kFile},
+                                                        {"0", SorunParameters::LoadFrom::kFile},
+                                                        {"auto", SorunParameters::LoadFrom::kAuto}}) {
+    StatusOr<SorunParameters> p = ParseSorunParameters({{"load_from_memory", value}}, "");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->load_from, expected) << value;
+  }
+  StatusOr<SorunParameters> p = ParseSorunParameters({{"sorun_public_key", "/keys/models.pub.pem"}}, "");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->public_key_path, "/keys/models.pub.pem");
 }
 
 TEST(ConfigParametersTest, ReadsEveryParameter) {
@@ -53,6 +74,9 @@ TEST(ConfigParametersTest, RejectsBadValuesNamingKeyAndValue) {
   ExpectError({{"device", "tpu"}}, "parameter 'device' is 'tpu'");
   ExpectError({{"model_file", "../other/model.so"}}, "'model_file' is '../other/model.so'");
   ExpectError({{"model_file", ".."}}, "'model_file' is '..'");
+  ExpectError({{"load_from_memory", "yes"}}, "'load_from_memory' is 'yes': use true, false or auto");
+  ExpectError({{"sorun_public_key", ""}}, "'sorun_public_key' is '': use the absolute path");
+  ExpectError({{"sorun_public_key", "keys/k.pem"}}, "'sorun_public_key' is 'keys/k.pem'");
   ExpectError({{"threads", "2"}}, "unknown parameter 'threads'; the sorun backend accepts model_file, device");
 }
 
