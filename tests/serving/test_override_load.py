@@ -17,7 +17,6 @@ import tritonclient.http as httpclient
 from conftest import TRITON_DTYPES, add_model, explicit_config, sorun_inspect, sorun_run, zoo_path
 
 SIGNATURE_MAGIC = b"~sorun signed~\0\0"  # security/model_signature.h: signature (64), length (8, LE), magic (16)
-NOT_BUILT_IN = "built without signature checking"
 
 
 def mlp_input():
@@ -175,12 +174,7 @@ def test_public_key_parameter_refuses_unsigned_models(start_server, tmp_path):
         assert "model '%s' version 1" % name in index[name]["reason"]
         status, _ = server.request("GET", "/v2/models/%s/ready" % name)
         assert status != 200
-    if NOT_BUILT_IN in index["unsigned"]["reason"]:
-        assert NOT_BUILT_IN in index["signed"]["reason"], index["signed"]
-        assert server.alive()
-        pytest.skip("this libtriton_sorun.so has no Ed25519 verifier yet (//security:model_signature is not "
-                    "linked): models with sorun_public_key fail closed; signed-model serving not checked")
-    # With the verifier linked: the signed model serves like the unsigned file; the others are refused
+    # The signed model serves like the unsigned file; the others are refused
     # with sorun's PermissionDenied message naming the file.
     assert index["signed"]["state"] == "READY", index["signed"]
     np.testing.assert_array_equal(http_infer(server, "signed", x), reference)

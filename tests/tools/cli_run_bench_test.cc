@@ -66,6 +66,28 @@ TEST_F(CliRunBenchTest, RunWritesOutputsMatchingTheReference) {
   EXPECT_NE(r.out.find(first), std::string::npos) << r.out;
 }
 
+// MODEL '-': the packed model piped into standard input, loaded from memory: the same outputs as the file.
+TEST_F(CliRunBenchTest, RunReadsTheModelFromStandardInput) {
+  CliResult file = RunSorun({"run", Model(), "--input", "data=" + files_->input, "--output-dir", Path("out_file")});
+  ASSERT_EQ(file.exit_code, 0) << Describe(file);
+  CliResult piped =
+      RunSorun({"run", "-", "--input", "data=" + files_->input, "--output-dir", Path("out_stdin")}, {}, "", Model());
+  ASSERT_EQ(piped.exit_code, 0) << Describe(piped);
+  EXPECT_EQ(testing::ReadFileOrDie(Path("out_stdin/output_0.npy")),
+            testing::ReadFileOrDie(Path("out_file/output_0.npy")));
+  EXPECT_NE(piped.out.find("ran - on cpu:0"), std::string::npos) << piped.out;
+  // Empty standard input, and a cut model: one error line each, naming standard input.
+  CliResult empty = RunSorun({"run", "-", "--input", "data=" + files_->input, "--output-dir", Path("o2")});
+  EXPECT_NE(empty.exit_code, 0) << Describe(empty);
+  EXPECT_NE(empty.err.find("standard input is empty"), std::string::npos) << Describe(empty);
+  testing::WriteFileOrDie(Path("cut.so"), testing::ReadFileOrDie(Model()).substr(0, 100));
+  CliResult cut =
+      RunSorun({"run", "-", "--input", "data=" + files_->input, "--output-dir", Path("o3")}, {}, "", Path("cut.so"));
+  EXPECT_NE(cut.exit_code, 0);
+  EXPECT_TRUE(testing::IsOneErrorLine(cut)) << Describe(cut);
+  EXPECT_NE(cut.err.find("<stdin>: "), std::string::npos) << Describe(cut);
+}
+
 TEST_F(CliRunBenchTest, RunDefaultsToTheCurrentDirectory) {
   const std::string cwd = Path("cwd");
   ASSERT_EQ(system(("mkdir -p " + cwd).c_str()), 0);

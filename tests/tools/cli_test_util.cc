@@ -45,7 +45,7 @@ Tensor FloatTensor(const std::vector<int64_t>& shape, const std::vector<float>& 
 }  // namespace
 
 CliResult RunSorun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                   const std::string& cwd) {
+                   const std::string& cwd, const std::string& stdin_path) {
   const std::string dir = MakeTempDir("cli_run");
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
   std::string binary = Runfile("tools/sorun");
@@ -74,7 +74,7 @@ CliResult RunSorun(const std::vector<std::string>& args, const std::map<std::str
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());

@@ -20,9 +20,9 @@ struct CliResult {
 };
 
 // Runs `sorun ARGS...` in `cwd` (empty: the test's working directory) with `env` added to the
-// environment.
+// environment, standard input read from `stdin_path` (empty: /dev/null).
 CliResult RunSorun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
-                   const std::string& cwd = "");
+                   const std::string& cwd = "", const std::string& stdin_path = "");
 
 // For failures: "exit N\nstdout:\n...\nstderr:\n...".
 std::string Describe(const CliResult& r);

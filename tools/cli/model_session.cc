@@ -1,5 +1,8 @@
 #include "tools/cli/model_session.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -69,6 +72,27 @@ StatusOr<std::vector<InputFile>> ParseInputFlags(const std::vector<std::string>&
   return inputs;
 }
 
+namespace {
+
+// Every byte of standard input (a model piped in: `curl ... | sorun run - ...`).
+StatusOr<std::string> ReadStandardInput() {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(0, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return InvalidArgument(std::string("MODEL '-': cannot read standard input: ") + std::strerror(errno));
+    }
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  if (bytes.empty()) return InvalidArgument("MODEL '-': standard input is empty (pipe a packed model into it)");
+  return bytes;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& source, DLDevice device) {
   std::unique_ptr<ModelSession> session(new ModelSession());
   session->source_ = source;
@@ -77,7 +101,11 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   // Every SORUN_* variable is checked before the model is touched (a bad SORUN_NUM_THREADS is an
   // error, exactly like a bad SORUN_VERIFY_CHECKSUM); Initialize() checks only on its first call.
   SORUN_RETURN_IF_ERROR(CheckSorunEnvironment());
-  SORUN_RETURN_IF_ERROR(CheckRegularFile(source.model_path, "model"));
+  const bool from_stdin = source.model_path == "-";
+  if (from_stdin && !source.graph_path.empty()) {
+    return InvalidArgument("MODEL '-' (standard input) is a packed model; --graph needs the kernel library's path");
+  }
+  if (!from_stdin) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.model_path, "model"));
   if (!source.graph_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.graph_path, "graph"));
   if (!source.params_path.empty()) SORUN_RETURN_IF_ERROR(CheckRegularFile(source.params_path, "params"));
   Status present = CheckDeviceExists(device);
@@ -88,8 +116,18 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   options.verify_checksum = source.verify_checksum;
   options.prefetch = source.prefetch;
   SORUN_RETURN_IF_ERROR(AddLoadHooks(source.protection, &options));
+  std::string stdin_bytes;
+  if (from_stdin) {
+    SORUN_ASSIGN_OR_RETURN(stdin_bytes, ReadStandardInput());
+  }
   double t0 = NowMs();
-  if (source.graph_path.empty()) {
+  if (from_stdin) {
+    // Loaded from memory (a sealed memfd): nothing is written to disk; errors name "<stdin>".
+    auto model = Model::LoadFromMemory(stdin_bytes, options, "<stdin>");
+    if (!model.ok()) return std::move(model).status();
+    session->model_ = std::move(*model);
+    std::string().swap(stdin_bytes);
+  } else if (source.graph_path.empty()) {
     auto model = Model::Load(source.model_path, options);
     if (!model.ok()) {
       Status s = NamePath(std::move(model).status(), source.model_path);
