@@ -83,7 +83,8 @@ struct RuntimeOptions {
   DecryptHook decrypt;
   // Called with the library's exact bytes before dlopen (base/load_hooks.h): a non-OK status refuses the
   // model before any of its code (constructors included) runs. When set, a file is first copied into a
-  // sealed memory file, so the bytes checked are the bytes mapped. security::Ed25519Verifier (//security:model_signature) makes one.
+  // sealed memory file, so the bytes checked are the bytes mapped. security::Ed25519Verifier
+  // (//security:model_signature) makes one.
   LibraryVerifier verify_library;
 };
 
