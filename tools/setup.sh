@@ -12,6 +12,7 @@ PACKAGES=(
   libxxhash-dev            # XXH64 (blob checksum), used header-only: no runtime dependency (base/xxhash64.cc)
   libarchive-dev           # test-only: an independent tar reader the tar tests compare sorun's against
   libssl-dev               # OpenSSL libcrypto: the optional //security package (Ed25519, AES-256-GCM); not the runtime
+  openssl                  # the openssl CLI: docs/security.md key commands (doc tests), the Triton signature test
   libgtest-dev             # GoogleTest
   libbenchmark-dev         # Google Benchmark
   ocl-icd-opencl-dev       # the OpenCL ICD loader
