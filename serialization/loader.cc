@@ -209,25 +209,29 @@ StatusOr<Module> LoadSharedLibrary(const std::string& path, const LoadOptions& o
 
 }  // namespace
 
-StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+StatusOr<SealedLibrary> SealLibraryBytes(std::string_view stored, const std::string& name, const LoadOptions& options) {
   SORUN_ASSIGN_OR_RETURN(MemoryFile file, MemoryFile::Create(MemoryFileLabel(name)));
   if (options.decrypt) {
-    SORUN_RETURN_IF_ERROR(NamedStatus(options.decrypt(bytes, file, name), name));
+    SORUN_RETURN_IF_ERROR(NamedStatus(options.decrypt(stored, file, name), name));
   } else {
-    SORUN_RETURN_IF_ERROR(NamedStatus(file.Reserve(bytes.size()), name));
-    SORUN_RETURN_IF_ERROR(NamedStatus(file.Write(bytes.data(), bytes.size()), name));
+    SORUN_RETURN_IF_ERROR(NamedStatus(file.Reserve(stored.size()), name));
+    SORUN_RETURN_IF_ERROR(NamedStatus(file.Write(stored.data(), stored.size()), name));
   }
   SORUN_RETURN_IF_ERROR(NamedStatus(file.Seal(), name));
-  {
-    // The sealed bytes, read through one mapping: the caller's verifier first (a signed model's bytes are
-    // parsed by nothing before its signature holds), then the file checks.
-    SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> sealed, MappedFile::OpenDescriptor(file.fd(), name));
-    if (options.verify_library) {
-      SORUN_RETURN_IF_ERROR(NamedStatus(options.verify_library(sealed->bytes(), name), name));
-    }
-    SORUN_RETURN_IF_ERROR(PreflightSharedLibraryBytes(sealed->data(), sealed->size(), name));
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<MappedFile> sealed, MappedFile::OpenDescriptor(file.fd(), name));
+  if (options.verify_library) {
+    SORUN_RETURN_IF_ERROR(NamedStatus(options.verify_library(sealed->bytes(), name), name));
   }
-  SORUN_ASSIGN_OR_RETURN(ObjectPtr<SharedLibrary> library, SharedLibrary::OpenDescriptor(file.Release(), name));
+  return SealedLibrary{std::move(file), std::move(sealed)};
+}
+
+StatusOr<Module> LoadModuleFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+  // The caller's verifier first (a signed model's bytes are parsed by nothing before its signature
+  // holds), then the file checks on the same sealed bytes.
+  SORUN_ASSIGN_OR_RETURN(SealedLibrary sealed, SealLibraryBytes(bytes, name, options));
+  SORUN_RETURN_IF_ERROR(PreflightSharedLibraryBytes(sealed.bytes->data(), sealed.bytes->size(), name));
+  sealed.bytes.reset();  // dlopen maps the file itself
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<SharedLibrary> library, SharedLibrary::OpenDescriptor(sealed.file.Release(), name));
   SORUN_ASSIGN_OR_RETURN(LibraryModuleNode::OpenResult opened, LibraryModuleNode::Open(std::move(library)));
   return LoadOpenedLibrary(opened, name, options);
 }

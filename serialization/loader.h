@@ -22,7 +22,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/file_util.h"
 #include "base/load_hooks.h"
+#include "base/memory_file.h"
 
 #include "base/status.h"
 #include "runtime/module.h"
@@ -64,6 +66,17 @@ struct LoadOptions {
 StatusOr<bool> ResolveVerifyChecksum(const LoadOptions& options);
 
 StatusOr<Module> LoadModule(const std::string& path, const LoadOptions& options = {});
+
+// A library's bytes as every protected load checks them: sealed in an anonymous memory file (the plaintext
+// options.decrypt writes, else a copy of `stored`) and, when options.verify_library is set, judged on those
+// sealed bytes. Errors name `name`. The first half of LoadModuleFromMemory; also for tools that read a
+// protected model without loading it (`sorun inspect` / `verify` with --key / --public-key).
+struct SealedLibrary {
+  MemoryFile file;
+  ObjectPtr<MappedFile> bytes;  // a read-only mapping of `file`
+};
+StatusOr<SealedLibrary> SealLibraryBytes(std::string_view stored, const std::string& name,
+                                         const LoadOptions& options = {});
 
 // A shared library from bytes: (options.decrypt, if set, turns them into the plaintext) copied into an
 // anonymous memfd, sealed, judged by options.verify_library (first: nothing parses the bytes before it),

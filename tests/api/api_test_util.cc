@@ -13,8 +13,10 @@ namespace testing {
 
 std::string ZooFile(const std::string& file) { return Runfile("testdata/models/" + file); }
 
-NDArray ReadZooNpy(const std::string& file) {
-  auto tensor = ReadNpyFile(ZooFile(file));
+NDArray ReadZooNpy(const std::string& file) { return ReadNpyArray(ZooFile(file)); }
+
+NDArray ReadNpyArray(const std::string& path) {
+  auto tensor = ReadNpyFile(path);
   EXPECT_TRUE(tensor.ok()) << tensor.status().ToString();
   if (!tensor.ok()) return NDArray();
   auto array = NDArray::Empty(tensor->shape(), tensor->dtype());

@@ -12,8 +12,9 @@ namespace testing {
 
 // Absolute path of testdata/models/<file> (in the test's `data`).
 std::string ZooFile(const std::string& file);
-// The .npy file testdata/models/<file> as a CPU NDArray (a test failure, and an undefined array, if
-// it cannot be read).
+// The .npy file at `path` as a CPU NDArray (a test failure, and an undefined array, if it cannot be read).
+NDArray ReadNpyArray(const std::string& path);
+// The same for testdata/models/<file>.
 NDArray ReadZooNpy(const std::string& file);
 // The bytes of testdata/models/<file>.
 std::string ReadZooBytes(const std::string& file);

@@ -21,7 +21,6 @@
 #include "tests/api/api_test_util.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
-#include "tools/npy.h"
 
 namespace sorun {
 namespace {
@@ -50,15 +49,6 @@ std::vector<std::string> RunBytes(const Model& model, const std::vector<std::pai
   return bytes;
 }
 
-NDArray NpyArray(const std::string& path) {
-  auto tensor = ReadNpyFile(path);
-  EXPECT_TRUE(tensor.ok()) << tensor.status().ToString();
-  if (!tensor.ok()) return NDArray();
-  auto array = NDArray::Empty(tensor->shape(), tensor->dtype());
-  EXPECT_TRUE(array.ok() && array->CopyFrom(*tensor->dl()).ok());
-  return array.ok() ? *array : NDArray();
-}
-
 class ZooFromMemory : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ZooFromMemory, OutputsAreBitIdenticalToTheFile) {
@@ -85,7 +75,7 @@ TEST(LoadFromMemoryTest, RelaxExportFromMemoryMatchesTheFile) {
   ASSERT_TRUE(from_memory.ok()) << from_memory.status().ToString();
   EXPECT_STREQ(from_memory->executor_kind(), "Relax VM");
   const std::vector<std::pair<std::string, NDArray>> inputs = {
-      {from_file->inputs()[0].name, NpyArray(testing::Runfile("testdata/relax/dyn_batch.input_0.npy"))}};
+      {from_file->inputs()[0].name, testing::ReadNpyArray(testing::Runfile("testdata/relax/dyn_batch.input_0.npy"))}};
   const std::vector<std::string> expected = RunBytes(*from_file, inputs);
   ASSERT_EQ(expected.size(), 2u);
   EXPECT_EQ(RunBytes(*from_memory, inputs), expected);

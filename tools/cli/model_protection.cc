@@ -5,6 +5,7 @@
 #include "base/memory_file.h"
 #include "security/model_encryption.h"
 #include "security/model_signature.h"
+#include "serialization/loader.h"
 
 namespace sorun {
 namespace cli {
@@ -72,33 +73,18 @@ StatusOr<ProtectedModelBytes> ProtectedModelBytes::Open(const std::string& path,
   result.readable_path_ = path;
   if (!flags.any()) return result;
   SORUN_RETURN_IF_ERROR(CheckRegularFile(path, "model"));
-  DecryptHook decrypt;
-  LibraryVerifier verify;
-  if (!flags.key_path.empty()) {
-    SORUN_ASSIGN_OR_RETURN(decrypt, security::AesGcmDecryptor(flags.key_path));
-  }
-  if (!flags.public_key_path.empty()) {
-    SORUN_ASSIGN_OR_RETURN(verify, security::Ed25519Verifier(flags.public_key_path));
-  }
+  RuntimeOptions hooks;
+  SORUN_RETURN_IF_ERROR(AddLoadHooks(flags, &hooks));
+  LoadOptions options;
+  options.decrypt = std::move(hooks.decrypt);
+  options.verify_library = std::move(hooks.verify_library);
   auto file = MappedFile::Open(path);
   if (!file.ok()) return NamePath(std::move(file).status(), path);
-  if (!decrypt) {
-    SORUN_RETURN_IF_ERROR(verify((*file)->bytes(), path));
-    result.signature_checked_ = true;
-    return result;
-  }
-  auto memory = MemoryFile::Create("sorun-model");
-  if (!memory.ok()) return NamePath(std::move(memory).status(), path);
-  SORUN_RETURN_IF_ERROR(decrypt((*file)->bytes(), *memory, path));
-  SORUN_RETURN_IF_ERROR(memory->Seal());
-  result.readable_path_ = "/proc/self/fd/" + std::to_string(memory->fd());
-  result.memory_ = std::make_unique<MemoryFile>(std::move(*memory));
-  if (verify) {
-    auto plaintext = MappedFile::Open(result.readable_path_);
-    if (!plaintext.ok()) return NamePath(std::move(plaintext).status(), path);
-    SORUN_RETURN_IF_ERROR(verify((*plaintext)->bytes(), path));
-    result.signature_checked_ = true;
-  }
+  // The loader's own sequence (decrypt, seal, verify), without the dlopen.
+  SORUN_ASSIGN_OR_RETURN(SealedLibrary sealed, SealLibraryBytes((*file)->bytes(), path, options));
+  result.readable_path_ = "/proc/self/fd/" + std::to_string(sealed.file.fd());
+  result.memory_ = std::make_unique<MemoryFile>(std::move(sealed.file));
+  result.signature_checked_ = static_cast<bool>(options.verify_library);
   return result;
 }
 

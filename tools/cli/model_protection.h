@@ -43,8 +43,9 @@ Status AddLoadHooks(const ProtectionFlags& flags, RuntimeOptions* options);
 // with `encrypt_key` (if not empty). Errors name the file.
 Status ProtectPackedFile(const std::string& path, const std::string& sign_key_pem, const std::string& encrypt_key);
 
-// A model file's library bytes, decrypted (with --key) into a memory file and signature-checked
-// (with --public-key), for commands that read a model without loading it.
+// A model file's library bytes, decrypted (with --key) into a sealed memory file and signature-checked
+// (with --public-key) exactly as a load does (SealLibraryBytes, serialization/loader.h), for commands
+// that read a model without loading it.
 class ProtectedModelBytes {
  public:
   static StatusOr<ProtectedModelBytes> Open(const std::string& path, const ProtectionFlags& flags);
@@ -52,7 +53,7 @@ class ProtectedModelBytes {
   ProtectedModelBytes& operator=(ProtectedModelBytes&&) = delete;
   ~ProtectedModelBytes();
 
-  // Where to read the library: `path` itself without --key, else /proc/self/fd/N.
+  // Where to read the library: `path` itself without either flag, else /proc/self/fd/N.
   const std::string& readable_path() const { return readable_path_; }
   // `text` with every readable_path() replaced by the model's path (for messages and reports).
   std::string NameModel(std::string text) const;
@@ -62,7 +63,7 @@ class ProtectedModelBytes {
   ProtectedModelBytes() = default;
   std::string path_;
   std::string readable_path_;
-  std::unique_ptr<MemoryFile> memory_;  // the decrypted library (with --key)
+  std::unique_ptr<MemoryFile> memory_;  // the sealed library (with either flag)
   bool signature_checked_ = false;
 };
 
