@@ -153,6 +153,11 @@ std::vector<DeviceMemory> Executor::Memory() const {
   return impl_ ? impl_->executor->Memory() : std::vector<DeviceMemory>{};
 }
 
+StatusOr<DeviceGraphReport> Executor::GraphReport() const {
+  SORUN_EXECUTOR_OR_MOVED_FROM();
+  return ex.GraphReport();
+}
+
 Status Executor::LoadParams(std::string_view params_bytes) {
   SORUN_EXECUTOR_OR_MOVED_FROM();
   return ex.LoadParams(params_bytes);

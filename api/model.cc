@@ -111,6 +111,7 @@ StatusOr<Executor> Model::NewExecutor(const ExecutorOptions& options) const {
   SORUN_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool, PoolFor(options));
   SORUN_ASSIGN_OR_RETURN(std::unique_ptr<ModelExecutor> executor,
                          impl_->executable->NewExecutor(std::move(devices), std::move(pool)));
+  if (options.cuda_graph) SORUN_RETURN_IF_ERROR(executor->EnableDeviceGraphs());
   if (options.warmup) SORUN_RETURN_IF_ERROR(executor->Warmup());
   auto impl = std::make_unique<Executor::Impl>();
   impl->executor = std::move(executor);

@@ -105,6 +105,13 @@ struct ExecutorOptions {
   // Touch every page the first run would fault in (weights read in place, activation pools) before
   // NewExecutor returns (Executor::Warmup).
   bool warmup = false;
+  // CUDA graphs: Run records the kernels of a run on the executor's CUDA stream once and replays them
+  // with one launch (the first run with given bindings runs as usual, the second is recorded; a new
+  // input/output address or shape records again). A run that cannot be recorded (a CPU kernel, host
+  // memory read by the host, a device synchronization or allocation inside the run, more than one
+  // device) runs kernel by kernel, and GraphReport() says why. The executor's own stream is then
+  // independent of stream 0: read outputs after Synchronize / CopyOutputTo.
+  bool cuda_graph = false;
 };
 
 // An n-d array: a DLTensor plus whatever keeps its memory alive (reference counted: copies share
@@ -232,6 +239,9 @@ class Executor {
   // Any thread. Bytes per device: weights (shared), activations (this executor), kernel workspace
   // (measured).
   std::vector<DeviceMemory> Memory() const;
+  // How Run used CUDA graphs (ExecutorOptions::cuda_graph): captures, replays, uncaptured runs and, when
+  // the current bindings are not replayed, why.
+  StatusOr<DeviceGraphReport> GraphReport() const;
 
   // capabilities().params_files: TVM's load_params (params-file bytes; each tensor is copied into its
   // input) and share_params (inputs named in `params_bytes` alias `other`'s tensors; no copy).

@@ -1,6 +1,7 @@
 // Plain value types that describe an executor's graph and resources: the name, shape and dtype of an
 // input or output (TensorInfo), one kernel's time (NodeProfile, KernelEvent), bytes per device
-// (DeviceMemory) and what an executor kind can do beyond the common contract (ExecutorCapabilities).
+// (DeviceMemory), what an executor kind can do beyond the common contract (ExecutorCapabilities) and
+// how its runs were replayed as a device graph (DeviceGraphReport).
 // Part of the public API (api/sorun.h includes this header), so it depends on DLPack and the C++
 // library only. Pure data: copyable, thread-compatible.
 #ifndef SORUN_BASE_EXECUTOR_TYPES_H_
@@ -57,6 +58,20 @@ struct DeviceMemory {
 struct ExecutorCapabilities {
   bool output_zero_copy = false;  // SetOutputZeroCopy: kernels write straight into the caller's memory
   bool params_files = false;      // LoadParams / ShareParams: TVM params files bound to inputs
+};
+
+// How an executor asked for CUDA graphs (ExecutorOptions::cuda_graph) ran (Executor::GraphReport()).
+// The first run with a set of bindings (input/output addresses and shapes) runs as usual, the second
+// is captured into a graph, later ones replay it; a rebinding starts over. A run that cannot be
+// captured (refusal says why) runs uncaptured.
+struct DeviceGraphReport {
+  bool requested = false;       // ExecutorOptions::cuda_graph
+  bool active = false;          // a graph is captured for the current bindings
+  int64_t captures = 0;         // graphs captured so far
+  int64_t replays = 0;          // runs that launched a captured graph
+  int64_t uncaptured_runs = 0;  // runs that ran kernel by kernel (first runs, refused runs)
+  uint64_t operations = 0;      // operations recorded in the current graph (driver's node count)
+  std::string refusal;          // why the current bindings are not captured ("" when they are, or may be)
 };
 
 }  // namespace sorun

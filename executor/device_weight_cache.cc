@@ -1,8 +1,10 @@
 #include "executor/device_weight_cache.h"
 
+#include <chrono>
 #include <utility>
 
 #include "runtime/data_type.h"
+#include "runtime/startup_timings.h"
 
 namespace sorun {
 
@@ -28,7 +30,11 @@ DeviceWeightCache::PerDevice& DeviceWeightCache::Slot(DLDevice device) {
 }
 
 StatusOr<Tensor> DeviceWeightCache::Upload(size_t index, DLDevice device) const {
+  const auto start = std::chrono::steady_clock::now();
   auto copy = host_[index].CopyToDevice(device);
+  AddStartupTime(StartupPhase::kWeightUpload,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                 copy.ok() ? host_[index].nbytes() : 0);
   if (!copy.ok()) {
     return std::move(copy).status().Annotate("uploading " + Name(index) + " (" + host_[index].Describe() + ") to " +
                                              DeviceToString(device));

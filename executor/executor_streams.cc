@@ -30,7 +30,7 @@ void ExecutorStreams::FreeOwn() {
   entries_.clear();
 }
 
-StatusOr<ExecutorStreams> ExecutorStreams::Create(const std::vector<DLDevice>& devices) {
+StatusOr<ExecutorStreams> ExecutorStreams::Create(const std::vector<DLDevice>& devices, StreamOrder order) {
   ExecutorStreams streams;
   for (const DLDevice& device : devices) {
     if (device.device_type == kDLCPU) continue;
@@ -42,7 +42,7 @@ StatusOr<ExecutorStreams> ExecutorStreams::Create(const std::vector<DLDevice>& d
     Entry entry;
     entry.device = device;
     entry.api = api;
-    auto own = api->CreateStream(device);
+    auto own = api->CreateStream(device, order);
     if (!own.ok()) return std::move(own).status().Annotate(what);
     entry.own = *own;
     streams.entries_.push_back(entry);

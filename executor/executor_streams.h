@@ -32,11 +32,14 @@ class ExecutorStreams {
   ExecutorStreams& operator=(const ExecutorStreams&) = delete;
   ~ExecutorStreams();  // frees the streams it made
 
-  // Makes one stream per non-CPU device in `devices`. Nothing is waited for: the backends' streams
-  // are ordered with the device's default queue (CUDA: CU_STREAM_DEFAULT), so the weights and buffers
-  // an executor uploaded there before are in place for its first kernel, and other executors' work
-  // on the device does not stall the creation of a new one.
-  static StatusOr<ExecutorStreams> Create(const std::vector<DLDevice>& devices);
+  // Makes one stream per non-CPU device in `devices`, ordered with the device's default queue as
+  // `order` says. Nothing is waited for: with kWithDefaultQueue (CUDA: CU_STREAM_DEFAULT) the weights
+  // and buffers an executor uploaded there before are in place for its first kernel; kIndependent
+  // (CUDA: CU_STREAM_NON_BLOCKING, what CUDA-graph capture needs so that other threads' stream-0 work
+  // cannot join the capture) relies on the uploads being synchronous (they are: Tensor::CopyFrom
+  // without a current stream waits). Other executors' work does not stall the creation either way.
+  static StatusOr<ExecutorStreams> Create(const std::vector<DLDevice>& devices,
+                                          StreamOrder order = StreamOrder::kWithDefaultQueue);
 
   // The stream of `device` in use now (null: the device's default queue). InvalidArgument when
   // `device` is not a non-CPU device of the executor.

@@ -151,19 +151,92 @@ StatusOr<TVMStreamHandle> ModelExecutor::GetStream(DLDevice device) const {
 
 Status ModelExecutor::SetStream(DLDevice device, TVMStreamHandle stream) {
   SORUN_EXECUTOR_EXCLUSIVE();
-  return streams_.Set(device, stream);
+  SORUN_RETURN_IF_ERROR(streams_.Set(device, stream));  // waits for the previous stream first
+  if (captured_runs_) captured_runs_->StreamsSynchronized();
+  return Status::Ok();
 }
 
 Status ModelExecutor::Synchronize() {
   SORUN_EXECUTOR_EXCLUSIVE();
-  return streams_.Synchronize();
+  SORUN_RETURN_IF_ERROR(streams_.Synchronize());
+  if (captured_runs_) captured_runs_->StreamsSynchronized();
+  return Status::Ok();
 }
 
 Status ModelExecutor::Run() {
   SORUN_EXECUTOR_EXCLUSIVE();
   ThreadPool::Scope pool_scope(thread_pool_.get());
-  return DoRun();
+  if (!captured_runs_) return DoRun();
+  // The bindings a recorded run depends on: every input's and output's address, device and shape.
+  std::vector<uint64_t> key;
+  std::string key_refusal;
+  auto add = [&](const StatusOr<Tensor>& t, const char* what, int index) {
+    if (!t.ok() || !t->defined()) {
+      key.push_back(~uint64_t{0});
+      return;
+    }
+    const DLTensor& dl = *t->dl();
+    key.push_back(reinterpret_cast<uintptr_t>(dl.data));
+    key.push_back(dl.byte_offset);
+    key.push_back((static_cast<uint64_t>(dl.device.device_type) << 32) | static_cast<uint32_t>(dl.device.device_id));
+    for (int d = 0; d < dl.ndim; ++d) key.push_back(static_cast<uint64_t>(dl.shape[d]));
+    if (key_refusal.empty() && dl.device.device_type == kDLCPU) {
+      key_refusal = std::string(what) + " " + std::to_string(index) + " is in host memory, which the host reads " +
+                    "each run (a replay would not)";
+    }
+  };
+  for (int i = 0; i < num_inputs(); ++i) add(DoGetInput(i), "input", i);
+  for (int i = 0; i < num_outputs(); ++i) add(DoGetOutput(i), "output", i);
+  TVMStreamHandle stream = nullptr;  // none to record on when refused at creation (graph_device_ is the CPU)
+  if (graph_device_.device_type != kDLCPU) {
+    SORUN_ASSIGN_OR_RETURN(stream, streams_.Get(graph_device_));
+  }
+  return captured_runs_->Run(
+      std::move(key), key_refusal, stream,
+      [this](bool capturing) {
+        recording_ = capturing;
+        Status s = DoRun();
+        recording_ = false;
+        return s;
+      },
+      [this] { return RecordedRunRefusal(); });
 }
+
+Status ModelExecutor::EnableDeviceGraphs() {
+  if (captured_runs_) return Status::Ok();
+  std::string refusal;
+  std::vector<DLDevice> accelerators;
+  for (const DLDevice& d : devices_) {
+    if (d.device_type == kDLCPU) continue;
+    bool seen = false;
+    for (const DLDevice& a : accelerators) seen = seen || a == d;
+    if (!seen) accelerators.push_back(d);
+  }
+  if (accelerators.empty()) {
+    refusal = "the executor runs on the CPU only (device graphs record the work of a CUDA device)";
+  } else if (accelerators.size() > 1) {
+    refusal = "the executor spans " + std::to_string(accelerators.size()) +
+              " devices; a device graph records the work of one";
+  } else {
+    graph_device_ = accelerators[0];
+    refusal = CaptureRefusal();
+  }
+  if (refusal.empty()) {
+    // Streams independent of stream 0: other threads' stream-0 work must not join a capture.
+    SORUN_ASSIGN_OR_RETURN(streams_, ExecutorStreams::Create(devices_, StreamOrder::kIndependent));
+  }
+  captured_runs_ = std::make_unique<CapturedRuns>(graph_device_, refusal);
+  return Status::Ok();
+}
+
+StatusOr<DeviceGraphReport> ModelExecutor::GraphReport() const {
+  SORUN_EXECUTOR_EXCLUSIVE();
+  return captured_runs_ ? captured_runs_->report() : DeviceGraphReport{};
+}
+
+std::string ModelExecutor::CaptureRefusal() const { return std::string(); }
+
+std::string ModelExecutor::RecordedRunRefusal() { return std::string(); }
 
 Status ModelExecutor::Warmup() {
   SORUN_EXECUTOR_EXCLUSIVE();

@@ -18,6 +18,8 @@
 // Device work of every call is queued on the executor's streams (executor/executor_streams.h: its own
 // per non-CPU device, or the host's after SetStream), made current for the call; work queued by Run
 // is finished after Synchronize (or a copy out of the executor: CopyOutputTo waits for it).
+// With device graphs (EnableDeviceGraphs: ExecutorOptions::cuda_graph), Run replays its kernels as one
+// captured graph (executor/captured_runs.h); the streams are then independent of the default stream.
 //
 // Ownership: an executor keeps its model alive (the kind holds the model's shared parts); tensors it
 // hands out view its memory and stay valid while they live, with the values of the last run.
@@ -34,6 +36,7 @@
 #include "base/executor_types.h"
 #include "base/object.h"
 #include "base/status.h"
+#include "executor/captured_runs.h"
 #include "executor/executor_kind.h"
 #include "executor/executor_streams.h"
 #include "executor/model_signature.h"
@@ -97,6 +100,13 @@ class ModelExecutor {
   Status Synchronize();
 
   Status Run();
+  // Called once by the front door after creation, before the executor is handed out: Run records its
+  // kernels on the executor's stream of its one non-CPU device and replays them (CapturedRuns). Makes
+  // the executor's own streams independent of the default stream (what capture needs). An executor
+  // that cannot capture at all keeps running kernel by kernel; GraphReport says why.
+  Status EnableDeviceGraphs();
+  // How Run used device graphs (requested false when EnableDeviceGraphs was not called).
+  StatusOr<DeviceGraphReport> GraphReport() const;
   // Maps the pages the first run would fault in (the kind names them: activation memory, weights read
   // in place) without running a kernel or changing a value.
   Status Warmup();
@@ -156,6 +166,13 @@ class ModelExecutor {
   virtual std::vector<DeviceMemory> DescribeMemory() const = 0;
   // Why this kind lacks a capability ("a Relax VM export ..."), for the refusal message.
   virtual std::string MissingCapabilityReason(std::string_view capability) const;
+  // Device graphs: why no run of this executor can be recorded ("" when runs may be: the default), e.g.
+  // a graph node that runs on the CPU; and, asked after a recorded run, why that run may not be
+  // replayed (e.g. it called a kernel on host memory; "" when it may: the default).
+  virtual std::string CaptureRefusal() const;
+  virtual std::string RecordedRunRefusal();
+  // True while DoRun is being recorded into a device graph (kernels are queued, not run).
+  bool recording() const { return recording_; }
 
  private:
   class Exclusive;
@@ -168,7 +185,10 @@ class ModelExecutor {
   const ExecutorCapabilities capabilities_;
   std::atomic<int> num_outputs_;
   mutable std::atomic<bool> busy_{false};
-  ExecutorStreams streams_;  // set by OpenStreams before the executor is handed out
+  ExecutorStreams streams_;                      // set by OpenStreams before the executor is handed out
+  std::unique_ptr<CapturedRuns> captured_runs_;  // set by EnableDeviceGraphs
+  DLDevice graph_device_{kDLCPU, 0};
+  bool recording_ = false;
 };
 
 }  // namespace sorun

@@ -553,4 +553,16 @@ std::vector<TensorInfo> GraphExecutor::InputInfo(bool include_params) const {
 
 std::vector<TensorInfo> GraphExecutor::OutputInfo() const { return DescribeGraphOutputs(*graph_); }
 
+std::string GraphExecutor::CaptureRefusal() const {
+  for (const Step& step : steps_) {
+    for (uint32_t a = step.first_arg; a < step.first_arg + step.num_args; ++a) {
+      if (arg_tensors_[a].device.device_type != kDLCPU) continue;
+      const GraphNode& node = graph_->nodes[step.node_id];
+      return "node " + std::to_string(step.node_id) + " '" + node.name + "' (" + node.func_name +
+             ") works on host memory (a CPU kernel or a copy to or from the host), which a device graph cannot replay";
+    }
+  }
+  return std::string();
+}
+
 }  // namespace sorun

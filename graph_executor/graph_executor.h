@@ -91,6 +91,9 @@ class GraphExecutor final : public ModelExecutor {
   // share_params: inputs named in `params_bytes` alias `other`'s tensors for them (no copy).
   Status DoShareParams(const ModelExecutor& other, std::string_view params_bytes) override;
   std::vector<DeviceMemory> DescribeMemory() const override;
+  // The first operator that works on host memory (a CPU kernel, a copy to or from the host): a
+  // device graph would skip it on replay.
+  std::string CaptureRefusal() const override;
 
  private:
   struct Step;

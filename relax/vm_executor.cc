@@ -349,6 +349,7 @@ Status VmExecutor::ExecCall(int, int64_t pc, Frame& frame, int depth) {
   switch (callee.kind) {
     case VmCallee::Kind::kFfiKernel:
     case VmCallee::Kind::kLegacyKernel: {
+      if (recording() && host_kernel_.empty()) NoteHostKernel(callee, in, frame);
       if (timer_ == nullptr) {
         SORUN_RETURN_IF_ERROR(CallKernel(callee, in, frame));
       } else {
@@ -507,6 +508,20 @@ std::vector<DeviceMemory> VmExecutor::DescribeMemory() const {
   out.push_back(m);
   return out;
 }
+
+void VmExecutor::NoteHostKernel(const VmCallee& callee, const VmInstruction& in, const Frame& frame) {
+  for (size_t i = 0; i < in.args.size(); ++i) {
+    if (in.args[i].kind == VmArgKind::kImmediate) continue;
+    auto v = KernelArgument(callee, in.args[i], i, frame);
+    if (!v.ok() || (*v)->kind() != VmValueKind::kTensor || (*v)->tensor_node()->device.device_type != kDLCPU) continue;
+    host_kernel_ = "kernel '" + callee.name + "' takes argument " + std::to_string(i) +
+                   " in host memory (a host kernel, e.g. a shape function of a dynamic shape), which a device graph "
+                   "cannot replay";
+    return;
+  }
+}
+
+std::string VmExecutor::RecordedRunRefusal() { return std::exchange(host_kernel_, std::string()); }
 
 }  // namespace relax
 }  // namespace sorun

@@ -96,6 +96,9 @@ class VmExecutor final : public ModelExecutor {
   StatusOr<VmValue> Invoke(int function, const VmValue* args, int num_args, int depth);
   Status ExecCall(int function, int64_t pc, Frame& frame, int depth);
   Status CallKernel(const VmCallee& callee, const VmInstruction& in, Frame& frame);
+  // Device graphs: the first kernel of a recorded run that took host memory (RecordedRunRefusal).
+  std::string RecordedRunRefusal() override;
+  void NoteHostKernel(const VmCallee& callee, const VmInstruction& in, const Frame& frame);
   // The value kernel argument `i` (not an immediate) gives `callee`: a tensor, int, float or dtype.
   // InvalidArgument naming the kernel and argument for anything else (null included).
   StatusOr<const VmValue*> KernelArgument(const VmCallee& callee, const VmArg& a, size_t i, const Frame& frame) const;
@@ -128,6 +131,7 @@ class VmExecutor final : public ModelExecutor {
   std::vector<Tensor> outputs_;                 // the last run's (empty before the first run and after a failed one)
   std::vector<std::unique_ptr<Frame>> frames_;  // frames_[depth], reused
   std::vector<std::unique_ptr<SiteCache>> sites_;  // by pc
+  std::string host_kernel_;                        // set while a run is recorded (NoteHostKernel)
   std::vector<VmValue> builtin_args_;
   std::vector<TVMFFIAny> ffi_args_;
   std::vector<TVMValue> legacy_values_;

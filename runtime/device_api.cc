@@ -38,7 +38,7 @@ Status DeviceApi::FreeWorkspace(DLDevice device, void* ptr) {
   return Status::Ok();
 }
 
-StatusOr<TVMStreamHandle> DeviceApi::CreateStream(DLDevice) { return TVMStreamHandle{nullptr}; }
+StatusOr<TVMStreamHandle> DeviceApi::CreateStream(DLDevice, StreamOrder) { return TVMStreamHandle{nullptr}; }
 
 Status DeviceApi::FreeStream(DLDevice device, TVMStreamHandle stream) {
   if (stream == nullptr) return Status::Ok();
@@ -50,6 +50,14 @@ TVMStreamHandle DeviceApi::CurrentStream(DLDevice) { return nullptr; }
 Status DeviceApi::SetCurrentStream(DLDevice device, TVMStreamHandle stream) {
   if (stream == nullptr) return Status::Ok();
   return Unimplemented("streams: " + DeviceToString(device) + " has one queue and no streams to choose from");
+}
+
+Status DeviceApi::BeginCapture(DLDevice device, TVMStreamHandle) {
+  return Unimplemented(DeviceToString(device) + " has no stream capture (device graphs are a CUDA feature)");
+}
+
+StatusOr<std::unique_ptr<DeviceGraph>> DeviceApi::EndCapture(DLDevice device, TVMStreamHandle) {
+  return Unimplemented(DeviceToString(device) + " has no stream capture (device graphs are a CUDA feature)");
 }
 
 Status RegisterDeviceApi(std::unique_ptr<DeviceApi> api) {

@@ -22,6 +22,25 @@ namespace sorun {
 // Alignment of every tensor allocation and workspace (TVM's kAllocAlignment / kTempAllocaAlignment).
 inline constexpr size_t kAllocAlignment = 64;
 
+// How a created stream orders with the device's default queue (CUDA's legacy stream 0).
+enum class StreamOrder {
+  kWithDefaultQueue,  // waits for / is waited for by default-queue work (CUDA: CU_STREAM_DEFAULT)
+  kIndependent,       // no implicit ordering with the default queue (CUDA: CU_STREAM_NON_BLOCKING)
+};
+
+// Device work recorded once by stream capture (DeviceApi::BeginCapture/EndCapture: a CUDA graph) and
+// replayed by Launch with the same arguments and addresses. Owns the recorded graph and the workspace
+// memory its kernels were given while recording (freed with it: the owner destroys it only after its
+// last replay finished, e.g. after synchronizing the stream). Launch: one thread at a time.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  // Queues one replay on `stream` (a stream of the device the graph was recorded on).
+  virtual Status Launch(TVMStreamHandle stream) = 0;
+  // Operations recorded (kernel launches, copies, memsets).
+  virtual size_t num_operations() const = 0;
+};
+
 class DeviceApi {
  public:
   virtual ~DeviceApi() = default;
@@ -52,14 +71,23 @@ class DeviceApi {
   // Streams (TVM's CreateStream / FreeStream / SetStream / GetCurrentStream). A backend without
   // streams (the CPU, OpenCL: one queue per device) has only the null stream; these defaults say so.
   // A new queue of `device` whose work runs independently of the device's other created queues (CUDA:
-  // a stream ordered with stream 0); the caller owns it and releases it with FreeStream. Null: none.
-  virtual StatusOr<TVMStreamHandle> CreateStream(DLDevice device);
+  // a stream; `order` says how it orders with stream 0); the caller owns it and releases it with
+  // FreeStream. Null: none.
+  virtual StatusOr<TVMStreamHandle> CreateStream(DLDevice device, StreamOrder order);
   virtual Status FreeStream(DLDevice device, TVMStreamHandle stream);
   // The calling thread's current stream of `device`: where kernels launch and stream-less copies run
   // (null = the device's default queue).
   virtual TVMStreamHandle CurrentStream(DLDevice device);
   // Sets it (thread-local). Default: only null is accepted.
   virtual Status SetCurrentStream(DLDevice device, TVMStreamHandle stream);
+
+  // Stream capture: from BeginCapture to EndCapture, the work the calling thread queues on `stream`
+  // is recorded instead of run, and EndCapture returns it as a DeviceGraph. While capturing, an
+  // operation that cannot be recorded (a synchronization, a synchronous copy, a device allocation)
+  // fails and spoils the capture; EndCapture then fails with the reason, and nothing was run.
+  // EndCapture must follow every successful BeginCapture on the same thread. Default: Unimplemented.
+  virtual Status BeginCapture(DLDevice device, TVMStreamHandle stream);
+  virtual StatusOr<std::unique_ptr<DeviceGraph>> EndCapture(DLDevice device, TVMStreamHandle stream);
 };
 
 // Registers `api` for its device type, replacing nothing: a second registration for the same type is

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_devices.h"
+#include "backends/cuda/cuda_graph.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor.h"
 
@@ -47,6 +48,18 @@ class CudaWorkspaceCache {
 
   StatusOr<void*> Alloc(int device_id, size_t nbytes) {
     const CUstream stream = cuda::CurrentStream(device_id);
+    cuda::ThreadCapture* capture = cuda::CaptureInProgress(device_id, stream);
+    if (capture != nullptr) {
+      // A block the recording already owns and a recorded kernel freed: reused in stream order.
+      cuda::WorkspaceBlock* fit = nullptr;
+      for (cuda::WorkspaceBlock& b : capture->pinned) {
+        if (!b.in_use && b.size >= nbytes && (fit == nullptr || b.size < fit->size)) fit = &b;
+      }
+      if (fit != nullptr) {
+        fit->in_use = true;
+        return reinterpret_cast<void*>(static_cast<uintptr_t>(fit->ptr));
+      }
+    }
     size_t best = free_.size();
     for (size_t i = 0; i < free_.size(); ++i) {
       const Block& b = free_[i];
@@ -58,8 +71,18 @@ class CudaWorkspaceCache {
     if (best != free_.size()) {
       Block block = free_[best];
       free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-      in_use_.push_back(block);
+      // A captured kernel's block belongs to the graph from now on (cuda_graph.h).
+      if (capture != nullptr) {
+        capture->pinned.push_back(cuda::WorkspaceBlock{block.device, block.ptr, block.size, true});
+      } else {
+        in_use_.push_back(block);
+      }
       return reinterpret_cast<void*>(static_cast<uintptr_t>(block.ptr));
+    }
+    if (capture != nullptr) {
+      return FailedPrecondition("a kernel asked for " + std::to_string(nbytes) + " bytes of workspace on " +
+                                DeviceName(device_id) +
+                                " during CUDA-graph capture and none was cached (an allocation cannot be recorded)");
     }
     if (nbytes > SIZE_MAX - kWorkspacePageBytes) {
       return ResourceExhausted("cannot allocate " + std::to_string(nbytes) + " bytes of workspace on " +
@@ -81,6 +104,14 @@ class CudaWorkspaceCache {
 
   Status Free(int device_id, void* ptr) {
     const CUdeviceptr p = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr));
+    if (cuda::ThreadCapture* capture = cuda::CaptureInProgress(device_id, cuda::CurrentStream(device_id))) {
+      for (cuda::WorkspaceBlock& b : capture->pinned) {
+        if (b.ptr == p && b.device == device_id && b.in_use) {
+          b.in_use = false;  // the recording keeps it; later recorded kernels may reuse it
+          return Status::Ok();
+        }
+      }
+    }
     for (size_t i = in_use_.size(); i-- > 0;) {  // LIFO in practice: search from the back
       if (in_use_[i].ptr == p && in_use_[i].device == device_id) {
         Block block = in_use_[i];
@@ -92,6 +123,11 @@ class CudaWorkspaceCache {
     }
     return InvalidArgument("TVMBackendFreeWorkspace: pointer was not allocated by this thread's workspace pool on " +
                            DeviceName(device_id));
+  }
+
+  // Takes back blocks a spoiled capture had pinned, as freed on `stream`.
+  void Unpin(const std::vector<cuda::WorkspaceBlock>& blocks, CUstream stream) {
+    for (const cuda::WorkspaceBlock& b : blocks) free_.push_back(Block{b.device, stream, b.ptr, b.size});
   }
 
  private:
@@ -179,11 +215,12 @@ class CudaDeviceApi final : public DeviceApi {
                             what);
   }
 
-  StatusOr<TVMStreamHandle> CreateStream(DLDevice device) override {
-    // Ordered with stream 0 (CU_STREAM_DEFAULT), not non-blocking: host code that reads an output with
-    // a stream-0 copy (cuMemcpyDtoH, NDArray::CopyTo) then still waits for the kernels that wrote it.
-    // Streams of two executors are independent of each other either way, so they overlap.
-    SORUN_ASSIGN_OR_RETURN(CUstream stream, cuda::CreateStream(device.device_id));
+  StatusOr<TVMStreamHandle> CreateStream(DLDevice device, StreamOrder order) override {
+    // kWithDefaultQueue (CU_STREAM_DEFAULT): host code that reads an output with a stream-0 copy
+    // (cuMemcpyDtoH, NDArray::CopyTo) still waits for the kernels that wrote it. kIndependent
+    // (CU_STREAM_NON_BLOCKING): stream-0 work of other threads cannot join a capture on it. Streams of
+    // two executors are independent of each other either way, so they overlap.
+    SORUN_ASSIGN_OR_RETURN(CUstream stream, cuda::CreateStream(device.device_id, order == StreamOrder::kIndependent));
     return static_cast<TVMStreamHandle>(stream);
   }
 
@@ -196,6 +233,17 @@ class CudaDeviceApi final : public DeviceApi {
 
   Status SetCurrentStream(DLDevice device, TVMStreamHandle stream) override {
     return cuda::SetCurrentStream(device.device_id, static_cast<CUstream>(stream));
+  }
+
+  Status BeginCapture(DLDevice device, TVMStreamHandle stream) override {
+    return cuda::BeginCapture(device.device_id, static_cast<CUstream>(stream));
+  }
+
+  StatusOr<std::unique_ptr<DeviceGraph>> EndCapture(DLDevice device, TVMStreamHandle stream) override {
+    std::vector<cuda::WorkspaceBlock> unpinned;
+    auto graph = cuda::EndCapture(device.device_id, static_cast<CUstream>(stream), &unpinned);
+    CudaWorkspaceCache::ThreadLocal().Unpin(unpinned, static_cast<CUstream>(stream));
+    return graph;
   }
 
   StatusOr<void*> AllocWorkspace(DLDevice device, size_t nbytes) override {

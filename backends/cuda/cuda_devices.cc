@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include "runtime/startup_timings.h"
 
 namespace sorun {
 namespace cuda {
@@ -67,8 +69,11 @@ StatusOr<CUcontext> PrimaryContext(int device_id) {
   CUdevice device = 0;
   SORUN_RETURN_IF_ERROR(
       driver->Check(driver->api().cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")"));
+  const auto start = std::chrono::steady_clock::now();  // the driver makes the context here
   SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuDevicePrimaryCtxRetain(&context, device),
                                       "cannot retain the primary context of " + DeviceName(device_id)));
+  AddStartupTime(StartupPhase::kDeviceContext,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   table.contexts[device_id].store(context, std::memory_order_release);
   return context;
 }
@@ -133,11 +138,12 @@ Status SetCurrentStream(int device_id, CUstream stream) {
   return Status::Ok();
 }
 
-StatusOr<CUstream> CreateStream(int device_id) {
+StatusOr<CUstream> CreateStream(int device_id, bool non_blocking) {
   SORUN_ASSIGN_OR_RETURN(const CudaDriver* driver, ActivateDevice(device_id));
   CUstream stream = nullptr;
-  SORUN_RETURN_IF_ERROR(driver->Check(driver->api().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
-                                      "cannot create a stream on " + DeviceName(device_id)));
+  SORUN_RETURN_IF_ERROR(
+      driver->Check(driver->api().cuStreamCreate(&stream, non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT),
+                    "cannot create a stream on " + DeviceName(device_id)));
   return stream;
 }
 

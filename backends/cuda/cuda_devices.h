@@ -63,9 +63,9 @@ Status SetCurrentDevice(int device_id);
 CUstream CurrentStream(int device_id);
 // Sets it; the stream must belong to `device_id` (or be null). InvalidArgument for a bad id.
 Status SetCurrentStream(int device_id, CUstream stream);
-// A new stream on `device_id` that synchronizes with the legacy default stream. The caller owns it
-// and releases it with DestroyStream.
-StatusOr<CUstream> CreateStream(int device_id);
+// A new stream on `device_id` that synchronizes with the legacy default stream (non_blocking: that
+// does not). The caller owns it and releases it with DestroyStream.
+StatusOr<CUstream> CreateStream(int device_id, bool non_blocking = false);
 // Destroys `stream` of `device_id` (work already queued still completes). Threads must not use it
 // afterwards; the calling thread's current stream is reset to null if it was `stream`.
 Status DestroyStream(int device_id, CUstream stream);

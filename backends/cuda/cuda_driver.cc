@@ -2,7 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
+
 #include <utility>
+
+#include "runtime/startup_timings.h"
 
 namespace sorun {
 namespace cuda {
@@ -57,6 +61,17 @@ const char* ResolveAll(void* handle, CudaDriverApi* api) {
   return nullptr;
 }
 
+// Resolves the optional entry points (CUDA graphs); those the driver lacks stay null.
+void ResolveOptional(void* handle, CudaDriverApi* api) {
+  Resolve(handle, "cuStreamBeginCapture_v2", &api->cuStreamBeginCapture_v2);
+  Resolve(handle, "cuStreamEndCapture", &api->cuStreamEndCapture);
+  Resolve(handle, "cuGraphInstantiateWithFlags", &api->cuGraphInstantiateWithFlags);
+  Resolve(handle, "cuGraphLaunch", &api->cuGraphLaunch);
+  Resolve(handle, "cuGraphExecDestroy", &api->cuGraphExecDestroy);
+  Resolve(handle, "cuGraphDestroy", &api->cuGraphDestroy);
+  Resolve(handle, "cuGraphGetNodes", &api->cuGraphGetNodes);
+}
+
 std::string DlError() {
   const char* err = dlerror();
   return err ? err : "no dlerror text";
@@ -82,7 +97,10 @@ StatusCode CudaResultStatusCode(CUresult result) {
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_JIT_COMPILATION_DISABLED: return StatusCode::kFailedPrecondition;
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: return StatusCode::kFailedPrecondition;
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_ASSERT:
@@ -101,7 +119,10 @@ StatusCode CudaResultStatusCode(CUresult result) {
 StatusOr<const CudaDriver*> CudaDriver::Get() {
   // Opened on first use, never closed: device memory and modules may be released during exit.
   static const StatusOr<const CudaDriver*>* driver = [] {
+    const auto start = std::chrono::steady_clock::now();
     auto opened = Open(kCudaDriverLibrary);
+    AddStartupTime(StartupPhase::kDriverOpen,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (!opened.ok()) return new StatusOr<const CudaDriver*>(std::move(opened).status());
     return new StatusOr<const CudaDriver*>(static_cast<const CudaDriver*>(opened->release()));
   }();
@@ -119,6 +140,7 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Open(const std::string& librar
     return Unavailable("no CUDA driver: " + library + " has no symbol " + missing +
                        " (not an NVIDIA driver library, or one older than CUDA 4.0)");
   }
+  ResolveOptional(handle, &driver->api_);
   const CudaDriverApi& api = driver->api_;
   CUresult init = api.cuInit(0);
   if (init == CUDA_ERROR_STUB_LIBRARY) {

@@ -48,6 +48,11 @@ class CudaDriver {
   // The driver's CUDA version as 1000 * major + 10 * minor (13000 = CUDA 13.0).
   int version() const { return version_; }
   const std::string& library() const { return library_; }
+  // Whether the driver has the CUDA-graph entry points (stream capture, instantiate, launch).
+  bool has_graphs() const {
+    return api_.cuStreamBeginCapture_v2 && api_.cuStreamEndCapture && api_.cuGraphInstantiateWithFlags &&
+           api_.cuGraphLaunch && api_.cuGraphExecDestroy && api_.cuGraphDestroy;
+  }
 
   // "CUDA_ERROR_OUT_OF_MEMORY: out of memory" (the driver's own name and description).
   std::string ErrorText(CUresult result) const;

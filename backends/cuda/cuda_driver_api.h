@@ -19,6 +19,9 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
+struct CUgraphNode_st;
 
 namespace sorun {
 namespace cuda {
@@ -33,10 +36,14 @@ using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+using CUgraph = CUgraph_st*;
+using CUgraphExec = CUgraphExec_st*;
+using CUgraphNode = CUgraphNode_st*;
 // cuda.h enums passed by value: 32-bit integers in the C ABI.
 using CUdevice_attribute = int;
 using CUfunction_attribute = int;
 using CUjit_option = int;
+using CUstreamCaptureMode = int;
 
 // CUresult values sorun names (the driver's cuGetErrorName/String describes any value).
 inline constexpr CUresult CUDA_SUCCESS = 0;
@@ -67,6 +74,9 @@ inline constexpr CUresult CUDA_ERROR_INVALID_PC = 718;
 inline constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 inline constexpr CUresult CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803;
 inline constexpr CUresult CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
 
 // CUdevice_attribute values.
 inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -78,14 +88,22 @@ inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BL
 inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 // CUjit_option values (cuModuleLoadDataEx).
+inline constexpr CUjit_option CU_JIT_WALL_TIME = 2;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 // cuStreamCreate flags: a stream that synchronizes with the legacy default stream (stream 0).
 inline constexpr unsigned int CU_STREAM_DEFAULT = 0;
+// cuStreamCreate flags: a stream independent of the legacy default stream.
+inline constexpr unsigned int CU_STREAM_NON_BLOCKING = 1;
+
+// CUstreamCaptureMode values: THREAD_LOCAL refuses unsafe calls (cuMemAlloc, synchronous copies) of
+// the capturing thread only, so other threads' executors are not disturbed by a capture.
+inline constexpr CUstreamCaptureMode CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
 // Entry points, by the exact symbol name resolved with dlsym (cuda.h maps the unversioned names to
-// these `_v2` symbols with macros). Filled by CudaDriver; every pointer is non-null once loaded.
+// these `_v2` symbols with macros). Filled by CudaDriver; every pointer is non-null once loaded,
+// except the CUDA-graph entry points at the end (CUDA 11.4+), which are null on an older driver.
 struct CudaDriverApi {
   CUresult (*cuGetErrorName)(CUresult error, const char** str);
   CUresult (*cuGetErrorString)(CUresult error, const char** str);
@@ -126,6 +144,14 @@ struct CudaDriverApi {
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                              unsigned int block_x, unsigned int block_y, unsigned int block_z,
                              unsigned int shared_bytes, CUstream stream, void** params, void** extra);
+  // CUDA graphs (optional: null when the driver lacks them; CudaDriver::has_graphs()).
+  CUresult (*cuStreamBeginCapture_v2)(CUstream stream, CUstreamCaptureMode mode);
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);  // NOLINT
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
+  CUresult (*cuGraphGetNodes)(CUgraph graph, CUgraphNode* nodes, size_t* count);
 };
 
 }  // namespace cuda

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "backends/cuda/cuda_devices.h"
 #include "backends/cuda/kernel_args.h"
 #include "runtime/registry_keys.h"
+#include "runtime/startup_timings.h"
 
 namespace sorun {
 namespace {
@@ -133,13 +135,22 @@ class CudaModuleNode final : public ModuleNode {
     const cuda::CudaDriverApi& api = driver->api();
     // c_str(): the image always ends in a NUL byte, which the driver needs to find the end of PTX.
     std::array<char, kJitLogBytes> log{};
-    cuda::CUjit_option options[2] = {cuda::CU_JIT_ERROR_LOG_BUFFER, cuda::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[2] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size() - 1))};
-    CUresult result = api.cuModuleLoadDataEx(&module, payload_.data.c_str(), 2, options, values);
+    // CU_JIT_WALL_TIME: the driver overwrites the value with the milliseconds its compiler ran (a float).
+    cuda::CUjit_option options[3] = {cuda::CU_JIT_ERROR_LOG_BUFFER, cuda::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                     cuda::CU_JIT_WALL_TIME};
+    void* values[3] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size() - 1)), nullptr};
+    const auto start = std::chrono::steady_clock::now();
+    CUresult result = api.cuModuleLoadDataEx(&module, payload_.data.c_str(), 3, options, values);
+    AddStartupTime(StartupPhase::kModuleLoad,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                   result == cuda::CUDA_SUCCESS ? 1 : 0);
     if (result != cuda::CUDA_SUCCESS) {
       log.back() = '\0';
       return LoadError(driver, device_id, result, log.data());
     }
+    float jit_ms = 0;
+    std::memcpy(&jit_ms, &values[2], sizeof(jit_ms));  // the float in the low bytes of the slot
+    AddModuleJit(payload_.fmt == "ptx", jit_ms > 0 && jit_ms < 1e7f ? jit_ms : 0.0);
     // TVM's global barrier counter, when the code has one.
     CUdeviceptr barrier = 0;
     size_t barrier_bytes = 0;

@@ -8,7 +8,7 @@ namespace sorun::triton {
 namespace {
 
 constexpr char kKnownKeys[] =
-    "model_file, device, num_threads, verify_checksum, warmup, load_from_memory, sorun_public_key";
+    "model_file, device, num_threads, verify_checksum, warmup, load_from_memory, sorun_public_key, cuda_graph";
 
 Status BadValue(const std::string& key, const std::string& value, std::string_view accepted) {
   return InvalidArgument("config.pbtxt parameter '" + key + "' is '" + value + "': " + std::string(accepted));
@@ -59,6 +59,8 @@ StatusOr<SorunParameters> ParseSorunParameters(const std::map<std::string, std::
       SORUN_ASSIGN_OR_RETURN(out.verify_checksum, ParseBool(key, value));
     } else if (key == "warmup") {
       SORUN_ASSIGN_OR_RETURN(out.warmup, ParseBool(key, value));
+    } else if (key == "cuda_graph") {
+      SORUN_ASSIGN_OR_RETURN(out.cuda_graph, ParseBool(key, value));
     } else if (key == "load_from_memory") {
       if (value == "auto") {
         out.load_from = SorunParameters::LoadFrom::kAuto;

@@ -52,6 +52,10 @@ struct SorunParameters {
   // private key (`sorun pack --sign`), checked before dlopen (RuntimeOptions::verify_library). Empty:
   // no signature check.
   std::string public_key_path;
+  // Each instance's executor records a run as a CUDA graph and replays it (ExecutorOptions::cuda_graph;
+  // KIND_GPU instances). Default false. A run that cannot be recorded runs as usual; the reason is logged
+  // once per instance.
+  bool cuda_graph = false;
 };
 
 // Reads `parameters` (key -> string_value). `default_model_filename` is the config's field of that

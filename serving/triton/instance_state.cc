@@ -58,6 +58,7 @@ StatusOr<std::unique_ptr<InstanceState>> InstanceState::Create(const ModelState*
     options.num_threads = static_cast<int>(std::max<int64_t>(1, hardware / model_state->config().CpuInstanceCount()));
   }
   options.warmup = parameters.warmup;
+  options.cuda_graph = parameters.cuda_graph;
   StatusOr<Executor> executor = model_state->model().NewExecutor(options);
   if (!executor.ok()) return Status(executor.status()).Annotate(context + ": creating the executor");
 
@@ -78,9 +79,26 @@ StatusOr<std::unique_ptr<InstanceState>> InstanceState::Create(const ModelState*
     if (!index.ok()) return Status(index.status()).Annotate(context);
     state->output_indices_.push_back(*index);
   }
+  // Memory per device: the weights are the model's (shared by its instances on that device), the
+  // activations this instance's own.
+  std::string memory;
+  for (const DeviceMemory& m : state->executor_.Memory()) {
+    memory += "; " + DeviceName(m.device) + ": weights " + std::to_string(m.weight_bytes) +
+              " B (shared), activations " + std::to_string(m.activation_bytes) + " B";
+  }
   LogInfo(context + ": executor on " + DeviceName(state->executor_.devices().front()) + ", " +
-          std::to_string(state->executor_.num_threads()) + " thread(s)");
+          std::to_string(state->executor_.num_threads()) + " thread(s)" +
+          (parameters.cuda_graph ? ", CUDA graphs" : "") + memory);
   return state;
+}
+
+void InstanceState::LogGraphRefusalOnce() {
+  if (graph_refusal_logged_ || !model_state_->parameters().cuda_graph) return;
+  StatusOr<DeviceGraphReport> report = executor_.GraphReport();
+  if (!report.ok() || report->refusal.empty()) return;
+  graph_refusal_logged_ = true;
+  LogWarning("model '" + model_state_->name() + "' instance '" + name_ +
+             "': runs are not replayed as a CUDA graph: " + report->refusal);
 }
 
 }  // namespace sorun::triton

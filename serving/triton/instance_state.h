@@ -38,6 +38,9 @@ class InstanceState {
   // A host array of the model's shape for model_state().inputs()[i] (gathering rows); with a dynamic
   // batch, of model_batch() rows.
   const sorun::NDArray& input_staging(size_t binding) const { return input_staging_[binding]; }
+  // After a run, with the cuda_graph parameter: logs once, as a warning, why the instance's runs are
+  // not replayed as a CUDA graph (when they are not).
+  void LogGraphRefusalOnce();
 
  private:
   InstanceState(const ModelState* model_state, TRITONBACKEND_ModelInstance* triton_instance, std::string name,
@@ -54,6 +57,7 @@ class InstanceState {
   std::vector<int> input_indices_;
   std::vector<int> output_indices_;
   std::vector<sorun::NDArray> input_staging_;
+  bool graph_refusal_logged_ = false;
 };
 
 }  // namespace sorun::triton

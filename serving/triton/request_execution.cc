@@ -110,6 +110,7 @@ class BatchRunner {
       SORUN_RETURN_IF_ERROR_CTX(instance_.executor().SetInput(index, view), "input '" + binding.name + "'");
     }
     SORUN_RETURN_IF_ERROR(instance_.executor().Run());
+    instance_.LogGraphRefusalOnce();
     for (const RowSpan& span : spans) {
       for (const OutputTarget& target : span.pending->outputs) {
         SORUN_RETURN_IF_ERROR(WriteOutput(span, target, in_place));

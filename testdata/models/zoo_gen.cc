@@ -5,7 +5,7 @@
 //
 // Usage: zoo_gen MODEL OUT_DIR [DIGITS_DIR]
 // Writes OUT_DIR/MODEL.json, MODEL.params, MODEL_input.npy, MODEL_expected.npy.
-// Models: mlp, cnn, resblock, digits, big256, mlp_opencl, mlp_cuda, chain10k, conv_heavy.
+// Models: mlp, cnn, resblock, digits, big256, mlp_opencl, mlp_cuda, mlp_cuda_only, chain10k, conv_heavy.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -262,6 +262,27 @@ Model Heterogeneous(int device_type, const std::string& prefix, uint64_t seed) {
   return m;
 }
 
+// Every node on the device (fc1 + relu + add(h, h), input and output there too): a run is device
+// work only, which a device graph can record (tests/cuda/device_graph_test.cc).
+Model DeviceOnly(int device_type, const std::string& prefix, uint64_t seed) {
+  Model m;
+  m.heterogeneous = true;
+  Rng rng(seed);
+  ref::Array v = SetInput(m, rng, {1, 64});
+  int x = m.graph.Input("data", {1, 64});
+  m.graph.SetDeviceType(x, device_type);
+  int h = Dense(m, rng, "fc1", x, 1, 64, 32, false, &v, (prefix + "dense_bias").c_str(), device_type);
+  int r = m.graph.Op(prefix + "relu", {h}, {1, 32}, Float32(), "device_relu");
+  m.graph.SetDeviceType(r, device_type);
+  v = ref::Relu(v);
+  int twice = m.graph.Op(prefix + "add", {r, r}, {1, 32}, Float32(), "device_add");
+  m.graph.SetDeviceType(twice, device_type);
+  v = ref::Add(v, v);
+  m.graph.Output(twice);
+  m.expected = v;
+  return m;
+}
+
 // 10,000 calls of an empty kernel in a chain (dispatch overhead).
 Model Chain10k() {
   Model m;
@@ -305,6 +326,7 @@ int main(int argc, char** argv) {
   if (name == "big256") model = Big256();
   if (name == "mlp_opencl") model = Heterogeneous(kDLOpenCL, "sorun_ocl_", 6);
   if (name == "mlp_cuda") model = Heterogeneous(kDLCUDA, "sorun_cuda_", 7);
+  if (name == "mlp_cuda_only") model = DeviceOnly(kDLCUDA, "sorun_cuda_", 8);
   if (name == "chain10k") model = Chain10k();
   if (name == "conv_heavy") model = ConvHeavy();
   if (name == "digits") {

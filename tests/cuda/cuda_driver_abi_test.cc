@@ -81,15 +81,25 @@ SORUN_CHECK_ENTRY_POINT(cuModuleGetFunction);
 SORUN_CHECK_ENTRY_POINT(cuModuleGetGlobal_v2);
 SORUN_CHECK_ENTRY_POINT(cuFuncSetAttribute);
 SORUN_CHECK_ENTRY_POINT(cuLaunchKernel);
+SORUN_CHECK_ENTRY_POINT(cuStreamBeginCapture_v2);
+SORUN_CHECK_ENTRY_POINT(cuStreamEndCapture);
+SORUN_CHECK_ENTRY_POINT(cuGraphInstantiateWithFlags);
+SORUN_CHECK_ENTRY_POINT(cuGraphLaunch);
+SORUN_CHECK_ENTRY_POINT(cuGraphExecDestroy);
+SORUN_CHECK_ENTRY_POINT(cuGraphDestroy);
+SORUN_CHECK_ENTRY_POINT(cuGraphGetNodes);
 #undef SORUN_CHECK_ENTRY_POINT
 
 // The entry-point table has exactly the members checked above (34 function pointers).
-static_assert(sizeof(sc::CudaDriverApi) == 34 * sizeof(void*), "check every CudaDriverApi member above");
+static_assert(sizeof(sc::CudaDriverApi) == 41 * sizeof(void*), "check every CudaDriverApi member above");
 
 static_assert(std::is_same_v<sc::CUcontext, ::CUcontext>);
 static_assert(std::is_same_v<sc::CUmodule, ::CUmodule>);
 static_assert(std::is_same_v<sc::CUfunction, ::CUfunction>);
 static_assert(std::is_same_v<sc::CUstream, ::CUstream>);
+static_assert(std::is_same_v<sc::CUgraph, ::CUgraph>);
+static_assert(std::is_same_v<sc::CUgraphExec, ::CUgraphExec>);
+static_assert(std::is_same_v<sc::CUgraphNode, ::CUgraphNode>);
 static_assert(std::is_same_v<sc::CUdevice, ::CUdevice>);
 static_assert(std::is_same_v<sc::CUdeviceptr, ::CUdeviceptr>);
 static_assert(sizeof(sc::CUresult) == sizeof(::CUresult));
@@ -123,15 +133,21 @@ SORUN_CHECK_VALUE(CUDA_ERROR_INVALID_PC);
 SORUN_CHECK_VALUE(CUDA_ERROR_LAUNCH_FAILED);
 SORUN_CHECK_VALUE(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH);
 SORUN_CHECK_VALUE(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE);
+SORUN_CHECK_VALUE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+SORUN_CHECK_VALUE(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+SORUN_CHECK_VALUE(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+SORUN_CHECK_VALUE(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 SORUN_CHECK_VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 SORUN_CHECK_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 SORUN_CHECK_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 SORUN_CHECK_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 SORUN_CHECK_VALUE(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+SORUN_CHECK_VALUE(CU_JIT_WALL_TIME);
 SORUN_CHECK_VALUE(CU_JIT_ERROR_LOG_BUFFER);
 SORUN_CHECK_VALUE(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 #undef SORUN_CHECK_VALUE
 static_assert(sc::CU_STREAM_DEFAULT == static_cast<unsigned>(::CU_STREAM_DEFAULT));
+static_assert(sc::CU_STREAM_NON_BLOCKING == static_cast<unsigned>(::CU_STREAM_NON_BLOCKING));
 
 // The checks above are compile-time; this records which header they ran against.
 TEST(CudaDriverAbiTest, DeclarationsMatchCudaH) {

@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 out=${1:-.gpu_tests}
 tests=(cuda_gpu_test cuda_module_test cuda_backend_test kernel_args_test cuda_module_relax_export_test
-       cuda_module_relax_payload_test executor_streams_test device_weight_cache_cuda_test)
+       cuda_module_relax_payload_test executor_streams_test device_weight_cache_cuda_test captured_runs_test
+       cuda_graph_test)
 
 targets=()
 for t in "${tests[@]}"; do targets+=("//tests/cuda:$t"); done

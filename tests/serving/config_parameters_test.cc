@@ -18,6 +18,7 @@ TEST(ConfigParametersTest, DefaultsWithoutParameters) {
   EXPECT_TRUE(p->warmup);
   EXPECT_EQ(p->load_from, SorunParameters::LoadFrom::kAuto);
   EXPECT_EQ(p->public_key_path, "");
+  EXPECT_FALSE(p->cuda_graph);
 }
 
 TEST(ConfigParametersTest, LoadFromMemoryAndPublicKey) {
@@ -41,7 +42,8 @@ TEST(ConfigParametersTest, ReadsEveryParameter) {
                                                       {"device", "opencl:1"},
                                                       {"num_threads", "3"},
                                                       {"verify_checksum", "true"},
-                                                      {"warmup", "0"}},
+                                                      {"warmup", "0"},
+                                                      {"cuda_graph", "true"}},
                                                      "ignored.so");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->model_file, "resnet.so");  // the parameter wins over default_model_filename
@@ -49,6 +51,7 @@ TEST(ConfigParametersTest, ReadsEveryParameter) {
   EXPECT_EQ(p->num_threads, 3);
   EXPECT_EQ(p->verify_checksum, std::optional<bool>(true));
   EXPECT_FALSE(p->warmup);
+  EXPECT_TRUE(p->cuda_graph);
 }
 
 TEST(ConfigParametersTest, DefaultModelFilenameIsUsed) {
@@ -71,6 +74,7 @@ TEST(ConfigParametersTest, RejectsBadValuesNamingKeyAndValue) {
   ExpectError({{"num_threads", ""}}, "'num_threads' is ''");
   ExpectError({{"verify_checksum", "yes"}}, "'verify_checksum' is 'yes': use true or false");
   ExpectError({{"warmup", "TRUE"}}, "'warmup' is 'TRUE'");
+  ExpectError({{"cuda_graph", "on"}}, "'cuda_graph' is 'on'");
   ExpectError({{"device", "tpu"}}, "parameter 'device' is 'tpu'");
   ExpectError({{"model_file", "../other/model.so"}}, "'model_file' is '../other/model.so'");
   ExpectError({{"model_file", ".."}}, "'model_file' is '..'");

@@ -41,6 +41,8 @@ const std::vector<FlagSpec>& BenchFlags() {
         {"--prefetch", "", true, false, "MODE",
          "weights at load: none, willneed (default) or populate (RuntimeOptions::prefetch)"},
         {"--warm-executor", "", false, false, "", "call Executor::Warmup() before the first run (timed, part of TTFR)"},
+        {"--cuda-graph", "", false, false, "",
+         "record a run as a CUDA graph and replay it (ExecutorOptions::cuda_graph; the report says if refused)"},
         {"--trace", "", true, false, "FILE.json",
          "after the timed runs, trace " + std::to_string(kTracedRuns) +
              " runs kernel by kernel into FILE.json (Chrome trace: chrome://tracing, Perfetto)"},
@@ -84,7 +86,12 @@ struct BenchResult {
   std::vector<DeviceMemory> memory;
   std::string trace_path;  // --trace: where the Chrome trace went
   size_t traced_kernel_calls = 0;
+  StartupTimings cold_start;  // device start-up work of load + create
+  DeviceGraphReport graph;    // --cuda-graph
 };
+
+// Device start-up work is reported for CUDA devices (what runtime/startup_timings.h instruments).
+bool HasColdStart(const BenchResult& r) { return r.device.device_type == kDLCUDA; }
 
 std::string ToJson(const BenchResult& r) {
   rapidjson::StringBuffer buffer;
@@ -133,6 +140,47 @@ std::string ToJson(const BenchResult& r) {
   WriteJsonStrings(w, r.generated);
   w.Key("memory_plan");
   WriteJsonMemoryPlan(w, r.memory, /*with_workspace=*/true);
+  if (HasColdStart(r)) {
+    const StartupTimings& c = r.cold_start;
+    w.Key("cold_start");
+    w.StartObject();
+    w.Key("driver_open_ms");
+    w.Double(c.driver_open_ms);
+    w.Key("device_context_ms");
+    w.Double(c.device_context_ms);
+    w.Key("module_load_ms");
+    w.Double(c.module_load_ms);
+    w.Key("modules_loaded");
+    w.Uint64(c.modules_loaded);
+    w.Key("modules_ptx_only");
+    w.Uint64(c.modules_ptx_only);
+    w.Key("jit_ms");
+    w.Double(c.jit_ms);
+    w.Key("weight_upload_ms");
+    w.Double(c.weight_upload_ms);
+    w.Key("weight_bytes_uploaded");
+    w.Uint64(c.weight_bytes_uploaded);
+    w.Key("first_run_ms");
+    w.Double(r.first_run_ms);
+    w.EndObject();
+  }
+  if (r.graph.requested) {
+    w.Key("cuda_graph");
+    w.StartObject();
+    w.Key("active");
+    w.Bool(r.graph.active);
+    w.Key("captures");
+    w.Int64(r.graph.captures);
+    w.Key("replays");
+    w.Int64(r.graph.replays);
+    w.Key("uncaptured_runs");
+    w.Int64(r.graph.uncaptured_runs);
+    w.Key("operations");
+    w.Uint64(r.graph.operations);
+    w.Key("refusal");
+    WriteJsonString(w, r.graph.refusal);
+    w.EndObject();
+  }
   if (!r.trace_path.empty()) {
     w.Key("trace");
     w.StartObject();
@@ -167,6 +215,25 @@ std::string ToText(const BenchResult& r) {
   t.AddRow({"run", "min " + Ms(r.run.min) + "  median " + Ms(r.run.median) + "  p90 " + Ms(r.run.p90) + "  max " +
                        Ms(r.run.max) + "  mean " + Ms(r.run.mean) + " ms  (" + std::to_string(r.repeat) +
                        " runs after " + std::to_string(r.warmup) + " warmup)"});
+  if (HasColdStart(r)) {
+    const StartupTimings& c = r.cold_start;
+    std::string code = std::to_string(c.modules_loaded) + " module(s) in " + Ms(c.module_load_ms) + " ms";
+    if (c.modules_loaded > 0) {
+      code += c.jit_ms > 0             ? " (the driver compiled PTX for " + Ms(c.jit_ms) + " ms)"
+              : c.modules_ptx_only > 0 ? " (PTX only, no compile time: the driver's JIT cache served it)"
+                                       : " (machine code: no JIT)";
+    }
+    t.AddRow({"cold start", "driver " + Ms(c.driver_open_ms) + " ms, context " + Ms(c.device_context_ms) + " ms, " +
+                                code + ", weights " + FormatBytes(c.weight_bytes_uploaded) + " in " +
+                                Ms(c.weight_upload_ms) + " ms (in load + create)"});
+  }
+  if (r.graph.requested) {
+    std::string text = std::to_string(r.graph.captures) + " capture(s), " + std::to_string(r.graph.replays) +
+                       " replay(s), " + std::to_string(r.graph.uncaptured_runs) + " run(s) kernel by kernel";
+    if (r.graph.active) text += "; " + std::to_string(r.graph.operations) + " operations per replay";
+    if (!r.graph.refusal.empty()) text += "; not recorded: " + r.graph.refusal;
+    t.AddRow({"CUDA graph", text});
+  }
   t.AddRow({"peak RSS", FormatBytes(r.peak_rss) + " (current " + FormatBytes(r.current_rss) + ")"});
   for (size_t i = 0; i < r.memory.size(); ++i) {
     const DeviceMemory& d = r.memory[i];
@@ -200,11 +267,12 @@ std::string BenchUsage() {
   return "Usage: sorun bench MODEL [--device cpu|opencl[:N]|cuda[:N]] [--input NAME=FILE.npy]...\n"
          "                   [--graph G.json [--params P.params]] [--warmup N] [--repeat N] [--json]\n"
          "                   [--prefetch none|willneed|populate] [--warm-executor] [--trace FILE.json]\n"
-         "                   [--key KEYFILE] [--public-key PUB.pem]\n"
+         "                   [--cuda-graph] [--key KEYFILE] [--public-key PUB.pem]\n"
          "\n"
          "Measures load time, executor creation, the first run, the time to first result (load + create +\n"
          "first run) and steady-state run latency (min, median, p90, max, mean over --repeat runs after\n"
-         "--warmup untimed runs), peak RSS and the memory plan.\n"
+         "--warmup untimed runs), peak RSS and the memory plan; on a device, the cold start split into driver,\n"
+         "context, device code (and PTX JIT) and weight upload.\n"
          "Inputs not given are filled with deterministic pseudo-random values. Device work is synchronised\n"
          "before each time is taken. --key and --public-key: as for `sorun run` (decryption and the signature\n"
          "check are part of the load time).\n"
@@ -260,6 +328,7 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
     }
   }
   source.warm_executor = flags->Has("--warm-executor");
+  source.cuda_graph = flags->Has("--cuda-graph");
   result.trace_path = flags->Value("--trace");
   if (!result.trace_path.empty()) {
     // Refused before any work: a path sorun may not replace, or a directory that is not there.
@@ -284,6 +353,7 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   result.load_ms = s.load_ms();
   result.create_ms = s.create_ms();
   result.warmup_ms = s.warmup_ms();
+  result.cold_start = s.cold_start();
   Status bound = s.BindInputs(*inputs, /*fill_missing=*/true, &result.generated);
   if (!bound.ok()) return ModelError(io, bound);
   Status synced = s.Sync();  // input uploads are not part of the first run
@@ -310,6 +380,9 @@ int RunBenchCommand(const std::vector<std::string>& args, CommandIo& io) {
   // ru_maxrss is updated lazily by the kernel and can trail the current RSS.
   result.peak_rss = std::max(PeakRssBytes(), result.current_rss);
   result.memory = s.executor().Memory();
+  auto graph = s.executor().GraphReport();
+  if (!graph.ok()) return ModelError(io, graph.status());
+  result.graph = *graph;
   if (!result.trace_path.empty()) {
     Status traced = WriteTrace(s, result.model, result.device, result.trace_path, &result.traced_kernel_calls);
     if (!traced.ok()) return ModelError(io, traced);

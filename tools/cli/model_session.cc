@@ -120,6 +120,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   if (from_stdin) {
     SORUN_ASSIGN_OR_RETURN(stdin_bytes, ReadStandardInput());
   }
+  const StartupTimings cold_before = ReadStartupTimings();
   double t0 = NowMs();
   if (from_stdin) {
     // Loaded from memory (a sealed memfd): nothing is written to disk; errors name "<stdin>".
@@ -157,6 +158,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
 
   ExecutorOptions executor_options;
   executor_options.devices = {device};
+  executor_options.cuda_graph = source.cuda_graph;
   auto executor = session->model_->NewExecutor(executor_options);
   if (!executor.ok()) {
     Status s = std::move(executor).status();
@@ -168,6 +170,7 @@ StatusOr<std::unique_ptr<ModelSession>> ModelSession::Open(const ModelSource& so
   session->executor_ = std::move(*executor);
   const double t2 = NowMs();
   session->create_ms_ = t2 - t1;
+  session->cold_start_ = StartupTimingsBetween(cold_before, ReadStartupTimings());
   if (source.warm_executor) {
     Status warmed = session->executor_->Warmup();
     if (!warmed.ok()) return NamePath(std::move(warmed), source.model_path);

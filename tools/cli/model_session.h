@@ -23,6 +23,7 @@
 
 #include "api/sorun.h"
 #include "base/status.h"
+#include "runtime/startup_timings.h"
 #include "runtime/tensor.h"
 #include "tools/cli/model_protection.h"
 
@@ -36,6 +37,7 @@ struct ModelSource {
   bool verify_checksum = true;
   RuntimeOptions::Prefetch prefetch = RuntimeOptions{}.prefetch;  // the library's default unless --prefetch
   bool warm_executor = false;  // call Executor::Warmup() after creating the executor (timed apart)
+  bool cuda_graph = false;     // ExecutorOptions::cuda_graph
   ProtectionFlags protection;  // --key / --public-key: the load hooks (tools/cli/model_protection.h)
 };
 
@@ -61,6 +63,9 @@ class ModelSession {
   double load_ms() const { return load_ms_; }
   double create_ms() const { return create_ms_; }
   double warmup_ms() const { return warmup_ms_; }  // 0 unless ModelSource::warm_executor
+  // The device start-up work (runtime/startup_timings.h) done by loading and by creating the executor:
+  // driver, context, device code, weight upload. Zero on the CPU and when the process did it before.
+  const StartupTimings& cold_start() const { return cold_start_; }
 
   // Binds `inputs`; with `fill_missing`, every unbound non-parameter input gets deterministic
   // pseudo-random values (its name is appended to `filled`), otherwise it is an error.
@@ -85,6 +90,7 @@ class ModelSession {
   double load_ms_ = 0;
   double create_ms_ = 0;
   double warmup_ms_ = 0;
+  StartupTimings cold_start_;
 };
 
 // Fills `tensor` (a CPU tensor) with values derived from `seed_name` only: floats in [-1, 1), integers
