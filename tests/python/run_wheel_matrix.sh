@@ -38,8 +38,22 @@ interpreter() {
   [ -n "$found" ] && echo "$found"
 }
 
+# The venvs and their pinned requirements (network, not CPU) are made while Bazel builds the wheels.
+make_venvs() {
+  local v py
+  for v in $VERSIONS; do
+    py=$(interpreter "$v")
+    [ -n "$py" ] || continue
+    "$py" -m venv "$WORK/venv$v" || { echo "$py -m venv failed" > "$WORK/venvs_failed"; return; }
+    "$WORK/venv$v/bin/pip" install -q --disable-pip-version-check -r "$HERE/requirements.txt" ||
+      { echo "pip could not install tests/python/requirements.txt for $v (PyPI unreachable?)" > "$WORK/venvs_failed"; return; }
+  done
+}
+
 rm -rf "$WORK"
 mkdir -p "$WORK/wheels" "$JUNIT_DIR" || fail "mkdir $WORK"
+make_venvs > "$WORK/venvs.log" 2>&1 &
+VENVS_PID=$!
 SORUN_PY_VERSIONS="3.11 $VERSIONS" bash "$ROOT/python/build_wheels.sh" "$WORK/wheels"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || fail "python/build_wheels.sh (exit $rc)"
@@ -48,7 +62,10 @@ cd "$ROOT" || exit 1
 source "$HERE/zoo_targets.sh"
 bazel build -c opt "${ZOO_TARGETS[@]}" || fail "bazel build of the model zoo"
 BIN=$(bazel info -c opt bazel-bin 2>/dev/null) || fail "bazel info"
-echo "run_wheel_matrix: wheels and zoo ready in $(( $(date +%s) - T0 )) s"
+wait "$VENVS_PID"
+cat "$WORK/venvs.log"
+[ -f "$WORK/venvs_failed" ] && skip "$(cat "$WORK/venvs_failed")"
+echo "run_wheel_matrix: wheels, zoo and venvs ready in $(( $(date +%s) - T0 )) s"
 
 status=0
 for v in $VERSIONS; do
@@ -56,9 +73,7 @@ for v in $VERSIONS; do
   py=$(interpreter "$v")
   if [ -z "$py" ]; then echo "run_wheel_matrix: CPython $v left out: no interpreter"; continue; fi
   venv="$WORK/venv$v"
-  "$py" -m venv "$venv" || fail "$py -m venv $venv"
   pip=("$venv/bin/pip" -q --disable-pip-version-check)
-  "${pip[@]}" install -r "$HERE/requirements.txt" || skip "pip could not install tests/python/requirements.txt for $v (PyPI unreachable?)"
   wheel=$(python3 "$ROOT/python/pep517_backend.py" wheel-name "$v")
   if [ "$v" = "$PIP_VERSION" ]; then
     # The checkout through pyproject.toml's backend: pip install ., and pip wheel . gives the same file.
