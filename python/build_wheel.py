@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Writes the sorun wheel (PEP 427) from the built extension and the package's Python files.
 
-usage: build_wheel.py OUT_WHL VERSION EXTENSION_SO PACKAGE_FILE...
+usage: build_wheel.py OUT_WHL VERSION PY_VERSION PLATFORM EXTENSION_SO PACKAGE_FILE...
+  e.g. build_wheel.py sorun-0.1.0-cp39-cp39-manylinux_2_35_x86_64.whl 0.1.0 3.9 manylinux_2_35_x86_64 ...
 
-The wheel holds sorun/_sorun.cpython-311-x86_64-linux-gnu.so (stripped), the package files,
+The wheel holds sorun/_sorun.cpython-3X-x86_64-linux-gnu.so (stripped), the package files,
 sorun/_version.py, and sorun-VERSION.dist-info/{METADATA,WHEEL,RECORD} (RECORD: sha256 of every
 file, urlsafe base64 without padding). Entries are sorted and time-stamped 1980-01-01, so the same
-inputs give the same bytes. Called by the //python:wheel genrule.
+inputs give the same bytes. Requires-Python is ==3.X.*: the extension imports in that CPython only.
+Called by the //python:wheel_cp3X genrules (python/wheel_defs.bzl).
 """
 import base64
 import hashlib
@@ -16,9 +18,6 @@ import sys
 import tempfile
 import zipfile
 
-TAG = "cp311-cp311-linux_x86_64"
-EXT_NAME = "_sorun.cpython-311-x86_64-linux-gnu.so"
-
 
 def record_hash(data):
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -26,26 +25,30 @@ def record_hash(data):
 
 
 def main(argv):
-    if len(argv) < 4:
+    if len(argv) < 6:
         sys.exit(__doc__)
-    out, version, ext = argv[0], argv[1], argv[2]
+    out, version, py_version, platform, ext = argv[:5]
+    major, minor = py_version.split(".")
+    abi = "cp%s%s" % (major, minor)
+    tag = "%s-%s-%s" % (abi, abi, platform)
+    ext_name = "_sorun.cpython-%s%s-x86_64-linux-gnu.so" % (major, minor)
     files = {}
-    for path in argv[3:]:
+    for path in argv[5:]:
         with open(path, "rb") as f:
             files["sorun/" + os.path.basename(path)] = f.read()
     with tempfile.TemporaryDirectory() as tmp:
-        stripped = os.path.join(tmp, EXT_NAME)
+        stripped = os.path.join(tmp, ext_name)
         subprocess.run(["strip", "--strip-unneeded", "-o", stripped, ext], check=True)
         with open(stripped, "rb") as f:
-            files["sorun/" + EXT_NAME] = f.read()
+            files["sorun/" + ext_name] = f.read()
     files["sorun/_version.py"] = ('__version__ = "%s"\n' % version).encode()
     dist = "sorun-%s.dist-info" % version
     files[dist + "/METADATA"] = (
         "Metadata-Version: 2.1\nName: sorun\nVersion: %s\n"
         "Summary: Run a TVM-compiled model shipped as one shared library\n"
-        "Requires-Python: ==3.11.*\n" % version).encode()
+        "Requires-Python: ==%s.*\n" % (version, py_version)).encode()
     files[dist + "/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: sorun build_wheel.py\nRoot-Is-Purelib: false\nTag: %s\n" % TAG).encode()
+        "Wheel-Version: 1.0\nGenerator: sorun build_wheel.py\nRoot-Is-Purelib: false\nTag: %s\n" % tag).encode()
     record = "".join("%s,%s,%d\n" % (name, record_hash(data), len(data)) for name, data in sorted(files.items()))
     files[dist + "/RECORD"] = (record + dist + "/RECORD,,\n").encode()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as whl:

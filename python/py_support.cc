@@ -36,11 +36,20 @@ PyObject* g_error_types[static_cast<int>(StatusCode::kPermissionDenied) + 1] = {
 // ---------------------------------------------------------------- inputs
 
 // Releases a Py_buffer (taking the GIL: the last reference may drop on a thread without it).
+// Py_IsFinalizing is public from CPython 3.13 on (the private _Py_IsFinalizing is gone there).
+inline bool InterpreterFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 class BufferOwner {
  public:
   Py_buffer view{};
   ~BufferOwner() {
-    if (view.obj == nullptr || _Py_IsFinalizing()) return;
+    if (view.obj == nullptr || InterpreterFinalizing()) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     PyBuffer_Release(&view);
     PyGILState_Release(gil);

@@ -11,6 +11,11 @@ import sorun
 ZOO = ["mlp", "cnn", "resblock", "digits", "chain10k"]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "smoke: the subset every CPython's wheel runs (tests/python/run_wheel_matrix.sh): "
+                            "load, run, DLPack in and out, errors, threads, packaging")
+
+
 @pytest.fixture(scope="session")
 def models_dir():
     d = os.environ.get("SORUN_TEST_MODELS")

@@ -26,14 +26,11 @@ PY=/usr/bin/python3.11  # the CPython the extension is built against (Debian's p
 "$PY" -c "import venv, ensurepip" 2>/dev/null || skip "$PY has no venv/ensurepip (apt-get install python3-venv)"
 
 cd "$ROOT" || exit 1
-MODELS=(mlp cnn resblock digits chain10k mlp_opencl cnn_tar)
-TARGETS=(//python:wheel)
-for m in "${MODELS[@]}"; do TARGETS+=("//testdata/models:$m"); done
-for m in mlp cnn resblock digits chain10k mlp_opencl; do TARGETS+=("//testdata/models:${m}_files"); done
-bazel build -c opt "${TARGETS[@]}" || fail "bazel build"
+source "$HERE/zoo_targets.sh"
+bazel build -c opt //python:wheel "${ZOO_TARGETS[@]}" || fail "bazel build"
 # bazel-bin is a symlink that follows the last build's configuration: ask Bazel where -c opt outputs are.
 BIN=$(bazel info -c opt bazel-bin 2>/dev/null) || fail "bazel info"
-WHEELS=("$BIN"/python/sorun-*-cp311-cp311-linux_x86_64.whl)
+WHEELS=("$BIN"/python/sorun-*-cp311-cp311-manylinux_*_x86_64.whl)
 [ "${#WHEELS[@]}" -eq 1 ] && [ -f "${WHEELS[0]}" ] || fail "expected exactly one wheel, got: ${WHEELS[*]}"
 
 rm -rf "$VENV"

@@ -8,6 +8,7 @@ import sorun
 from conftest import ZOO, aligned_empty
 
 
+@pytest.mark.smoke
 def test_imported_from_installed_wheel_not_the_repository():
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(os.path.dirname(here))
@@ -16,6 +17,7 @@ def test_imported_from_installed_wheel_not_the_repository():
     assert sorun.__version__ == "0.1.0"
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", ZOO)
 def test_zoo_model_matches_expected_output(zoo, name):
     model = sorun.load(zoo(name))
@@ -39,6 +41,7 @@ def test_inputs_and_outputs_readable_without_running(mlp):
     assert "fc1_w" in repr(inputs["fc1_w"]) and "is_param=True" in repr(inputs["fc1_w"])
 
 
+@pytest.mark.smoke
 def test_run_with_dict_keywords_and_call(mlp, mlp_data):
     x, expected = mlp_data
     ex = mlp.executor(device="cpu")
@@ -73,6 +76,7 @@ def test_tvm_graphmodule_names(mlp, mlp_data):
     np.testing.assert_allclose(np.asarray(ex.get_output(0)), expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.smoke
 def test_get_output_is_a_view_the_next_run_overwrites(mlp, mlp_data):
     x, expected = mlp_data
     ex = mlp.executor()
@@ -117,6 +121,7 @@ def test_three_file_and_tar(zoo, mlp_data):
     np.testing.assert_allclose(np.asarray(tar.executor()(data=x)[0]), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.smoke
 def test_zero_copy_input_and_output(mlp, mlp_data):
     x, expected = mlp_data
     ex = mlp.executor()
@@ -208,6 +213,7 @@ def test_opencl_on_pocl_or_unavailable(zoo):
     np.testing.assert_allclose(np.asarray(y.copy()), expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.smoke
 def test_load_from_bytes_matches_the_file(zoo, tmp_path):
     path = zoo("cnn")
     x = np.load(zoo("cnn", "_input.npy"))
@@ -229,6 +235,7 @@ def test_load_from_bytes_errors_name_the_bytes(zoo):
         sorun.load(data, graph="g.json")
 
 
+@pytest.mark.smoke
 def test_load_hooks_decrypt_and_verify(zoo, mlp_data):
     data = open(zoo("mlp"), "rb").read()
     key = np.frombuffer(b"\x5a", dtype=np.uint8)

@@ -7,6 +7,8 @@ import pytest
 
 import sorun
 
+pytestmark = pytest.mark.smoke  # every version's wheel runs this file (run_wheel_matrix.sh)
+
 
 def test_numpy_round_trip_is_zero_copy(mlp, mlp_data):
     x, expected = mlp_data

@@ -6,6 +6,8 @@ import pytest
 
 import sorun
 
+pytestmark = pytest.mark.smoke  # every version's wheel runs this file (run_wheel_matrix.sh)
+
 
 def test_error_hierarchy_carries_code_and_message(mlp, mlp_data):
     x, _ = mlp_data

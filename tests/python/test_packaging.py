@@ -1,11 +1,16 @@
 """The installed wheel: what the extension needs at import, and the wheel's RECORD."""
+import ast
 import base64
 import hashlib
 import os
 import subprocess
 import sys
 
+import pytest
+
 import sorun
+
+pytestmark = pytest.mark.smoke  # every version's wheel runs this file (run_wheel_matrix.sh)
 
 ALLOWED = {"libc.so.6", "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libdl.so.2", "libpthread.so.0",
            "ld-linux-x86-64.so.2"}
@@ -53,4 +58,41 @@ def test_record_matches_installed_files():
         checked += 1
     assert checked >= 5
     with open(os.path.join(dist, "WHEEL")) as f:
-        assert "Tag: cp311-cp311-linux_x86_64" in f.read()
+        wheel = f.read()
+    abi = "cp%d%d" % sys.version_info[:2]  # this interpreter's wheel, tagged manylinux (python/wheel_defs.bzl)
+    assert "Tag: %s-%s-manylinux_2_" % (abi, abi) in wheel, wheel
+    with open(os.path.join(dist, "METADATA")) as f:
+        assert "Requires-Python: ==%d.%d.*" % sys.version_info[:2] in f.read()
+
+
+def _stub_members(classes, name):
+    """Names a class of __init__.pyi declares, its stub base classes' included."""
+    node = classes[name]
+    names = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+    names |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in classes:
+            names |= _stub_members(classes, base.id)
+    return names
+
+
+def test_type_stubs_declare_every_public_name():
+    with open(os.path.join(os.path.dirname(sorun.__file__), "__init__.pyi")) as f:
+        stub = ast.parse(f.read())
+    classes = {n.name: n for n in stub.body if isinstance(n, ast.ClassDef)}
+    functions = {n.name for n in stub.body if isinstance(n, ast.FunctionDef)}
+    missing = []
+    for name in sorun.__all__:
+        obj = getattr(sorun, name)
+        if isinstance(obj, type):
+            if name not in classes:
+                missing.append(name)
+                continue
+            declared = _stub_members(classes, name)
+            inherited = set(dir(RuntimeError)) if issubclass(obj, BaseException) else set()
+            missing += ["%s.%s" % (name, a) for a in dir(obj)
+                        if (not a.startswith("_") or a in ("__call__", "__dlpack__", "__dlpack_device__"))
+                        and a not in declared and a not in inherited]
+        elif callable(obj) and name not in functions:
+            missing.append(name)
+    assert not missing, missing
