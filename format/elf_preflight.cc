@@ -17,6 +17,17 @@ Status Bad(const std::string& path, const std::string& why) {
 
 }  // namespace
 
+std::string ElfMachineName(uint16_t machine) {
+  switch (machine) {
+    case EM_386: return "x86";
+    case EM_ARM: return "arm";
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_RISCV: return "riscv";
+    default: return "ELF machine " + std::to_string(machine);
+  }
+}
+
 Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path) {
   if (size < SELFMAG || std::memcmp(data, ELFMAG, SELFMAG) != 0) {
     return DataLoss(path + ": not an ELF file (no \\x7fELF magic at byte 0)");
@@ -38,8 +49,7 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   const uint16_t machine = eh.e_machine;
 #endif
   if (eh.e_machine != machine) {
-    return Bad(
-        path, "built for ELF machine " + std::to_string(eh.e_machine) + ", this machine is " + std::to_string(machine));
+    return Bad(path, "built for " + ElfMachineName(eh.e_machine) + ", this machine is " + ElfMachineName(machine));
   }
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) return Bad(path, "bad program header table");
   SORUN_ASSIGN_OR_RETURN(ElfDynamicFacts facts, ReadElfDynamicFacts(data, size, path));
