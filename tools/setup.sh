@@ -35,7 +35,7 @@ PACKAGES=(
   qemu-user                # runs the aarch64 tests on this machine (toolchains/aarch64/qemu_run.sh)
 )
 # arm64 libraries of the aarch64 build, through Debian's multiarch (dpkg --add-architecture arm64).
-ARM64_PACKAGES=(zlib1g-dev libgtest-dev libssl-dev libarchive-dev libbenchmark-dev ocl-icd-opencl-dev)
+ARM64_PACKAGES=(libc6 libstdc++6 zlib1g-dev libgtest-dev libssl-dev libarchive-dev libbenchmark-dev ocl-icd-opencl-dev)
 for p in "${ARM64_PACKAGES[@]}"; do PACKAGES+=("$p:arm64"); done
 
 missing=()
