@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The aarch64 job of CI (.ci/run; docs/embedded.md "CI"): cross-builds sorun for 64-bit Arm
+# (--config=aarch64) and runs a chosen subset of the tests under qemu-aarch64, then the static core's size
+# budget (embedded/size_report.sh). The subset is what emulation adds over the x86-64 suites: the ELF
+# refusal, the TVM 0.27 aarch64 exports against TVM's x86-64 outputs, the bad-input catalogue, the zoo end to
+# end (kernels cross-compiled), the executor and thread pool tests that exercise Arm's weaker memory model
+# (run 3 times each). Left out: //tests/relax:vm_executor_test (its fixtures are x86-64 TVM exports) and
+# //tests/robustness:lifecycle_test (its RSS bound counts qemu's own translation cache: +155 MB over 10,000
+# load/unload cycles under emulation). Other suites run on demand: bazel test --config=aarch64 //tests/<pkg>/...
+#   1. build: libsorun.so, the CLI, the static cores and hello programs, the Triton backend (build only);
+#   2. test: SUBSET under qemu, the "concurrency"-tagged ones --runs_per_test=3;
+#   3. size: embedded/size_report.sh against embedded/size_budget.txt.
+# Exit 3 (skipped, the reason printed) when the cross compiler or qemu-aarch64 is missing.
+# usage: tools/ci/aarch64.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "aarch64: skipped: $tool is not installed (tools/setup.sh installs it)"
+    exit 3
+  fi
+done
+SUBSET=(
+  //tests/format:elf_preflight_test
+  //tests/e2e:aarch64_exports_test
+  //tests/robustness:bad_input_catalogue_test
+  //tests/e2e:zoo_test
+  //tests/executor:executor_conformance_threads_test
+  //tests/runtime:thread_pool_test
+  //tests/graph_executor:graph_executor_test
+)
+status=0
+t0=$(date +%s)
+nice bazel build --config=aarch64 //api:libsorun.so //tools:sorun //embedded/... \
+  //serving/triton:libtriton_sorun.so || status=1
+t1=$(date +%s)
+echo "aarch64: build $((t1 - t0))s"
+# The threaded tests 3 times each (a race that x86-64's stronger ordering hides can show on Arm).
+# The executor conformance suite's Relax cases use testdata/relax, x86-64 TVM exports: refused on aarch64
+# ("built for x86_64, this machine is aarch64"); the aarch64 Relax exports are aarch64_exports_test's.
+nice bazel test --config=aarch64 --test_filter=-*relax_* \
+  --runs_per_test=executor_conformance_threads_test,thread_pool_test,graph_executor_test@3 \
+  "${SUBSET[@]}" || status=1
+t2=$(date +%s)
+echo "aarch64: tests under qemu $((t2 - t1))s"
+bash embedded/size_report.sh || status=1
+echo "aarch64: size budget $(($(date +%s) - t2))s"
+exit $status
