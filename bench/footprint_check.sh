@@ -10,6 +10,7 @@
 # usage: bench/footprint_check.sh [BUDGET_FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/budget_verdict.sh
 BUDGET_FILE=${1:-bench/footprint_budget.txt}
 mapfile -t budgets < <(grep -v '^#' "$BUDGET_FILE" | grep -v '^[[:space:]]*$')
 targets=()
@@ -23,14 +24,6 @@ for line in "${budgets[@]}"; do
   read -r lib budget <<<"$line"
   strip -o "$stripped" "$bin/$lib"
   size=$(stat -c %s "$stripped")
-  limit=$(( budget + budget / 50 ))
-  if [ "$size" -gt "$limit" ]; then
-    echo "footprint: $lib stripped $size bytes OVER BUDGET $budget (+2% = $limit)"
-    status=1
-  elif [ "$size" -lt $(( budget - budget / 20 )) ]; then
-    echo "footprint: $lib stripped $size bytes, budget $budget: ok, more than 5% under: lower it"
-  else
-    echo "footprint: $lib stripped $size bytes, budget $budget: ok"
-  fi
+  budget_verdict footprint "$lib stripped" "$size" "$budget" || status=1
 done
 exit $status

@@ -17,6 +17,27 @@ Status Bad(const std::string& path, const std::string& why) {
 
 }  // namespace
 
+std::string ElfMachineName(uint16_t machine) {
+  switch (machine) {
+    case EM_386: return "x86";
+    case EM_ARM: return "arm";
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_RISCV: return "riscv";
+    default: return "ELF machine " + std::to_string(machine);
+  }
+}
+
+uint16_t HostElfMachine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#else
+  return 0;
+#endif
+}
+
 Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path) {
   if (size < SELFMAG || std::memcmp(data, ELFMAG, SELFMAG) != 0) {
     return DataLoss(path + ": not an ELF file (no \\x7fELF magic at byte 0)");
@@ -30,16 +51,9 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   CopyElfStruct(data, size, 0, &eh);  // fits: checked above
   if (eh.e_type != ET_DYN)
     return Bad(path, "ELF type " + std::to_string(eh.e_type) + " is not a shared object (ET_DYN)");
-#if defined(__x86_64__)
-  const uint16_t machine = EM_X86_64;
-#elif defined(__aarch64__)
-  const uint16_t machine = EM_AARCH64;
-#else
-  const uint16_t machine = eh.e_machine;
-#endif
-  if (eh.e_machine != machine) {
-    return Bad(
-        path, "built for ELF machine " + std::to_string(eh.e_machine) + ", this machine is " + std::to_string(machine));
+  const uint16_t machine = HostElfMachine();
+  if (machine != 0 && eh.e_machine != machine) {
+    return Bad(path, "built for " + ElfMachineName(eh.e_machine) + ", this machine is " + ElfMachineName(machine));
   }
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) return Bad(path, "bad program header table");
   SORUN_ASSIGN_OR_RETURN(ElfDynamicFacts facts, ReadElfDynamicFacts(data, size, path));

@@ -70,6 +70,13 @@ struct ElfDynamicFacts {
 // An image without program headers (a relocatable object) gives empty facts.
 StatusOr<ElfDynamicFacts> ReadElfDynamicFacts(const uint8_t* data, size_t size, const std::string& path);
 
+// The architecture an ELF e_machine value stands for: "x86_64", "aarch64", "riscv", "arm", "x86"; "ELF
+// machine N" for any other. The one table: the wrong-architecture refusal below ("built for aarch64, this
+// machine is x86_64") and `sorun inspect`'s machine field (ElfImage::MachineName) both use it.
+std::string ElfMachineName(uint16_t machine);
+// The e_machine of the machine sorun was built for (EM_X86_64, EM_AARCH64); 0 on any other.
+uint16_t HostElfMachine();
+
 Status PreflightSharedLibrary(const std::string& path);
 // The same on bytes in memory (tests, fuzzing). `path` names the file in messages.
 Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path);

@@ -409,16 +409,7 @@ Status ElfImage::ReadSymbols(uint32_t table, const std::string& table_name, uint
   return Status::Ok();
 }
 
-std::string ElfImage::MachineName() const {
-  switch (header_.e_machine) {
-    case EM_386: return "x86";
-    case EM_ARM: return "arm";
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_RISCV: return "riscv";
-    default: return "machine " + std::to_string(header_.e_machine);
-  }
-}
+std::string ElfImage::MachineName() const { return ElfMachineName(header_.e_machine); }
 
 const ElfSection* ElfImage::FindSection(std::string_view name) const {
   for (const ElfSection& s : sections_) {

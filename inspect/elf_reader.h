@@ -106,7 +106,7 @@ class ElfImage {
   const Elf64_Ehdr& header() const { return header_; }
   uint16_t type() const { return header_.e_type; }        // e_type (ET_DYN, ...)
   uint16_t machine() const { return header_.e_machine; }  // e_machine
-  // "x86_64", "aarch64", or "machine <n>".
+  // "x86_64", "aarch64", ... or "ELF machine <n>" (ElfMachineName, format/elf_preflight.h).
   std::string MachineName() const;
 
   const std::vector<ElfSection>& sections() const { return sections_; }

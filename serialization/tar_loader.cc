@@ -1,10 +1,13 @@
 #include "serialization/tar_loader.h"
 
+#include <elf.h>
+
 #include <filesystem>
 #include <vector>
 
 #include "base/file_util.h"
 #include "base/subprocess.h"
+#include "format/elf_preflight.h"
 #include "format/tar_archive.h"
 #include "runtime/function_registry.h"
 #include "serialization/loader.h"
@@ -20,6 +23,14 @@ StatusOr<Module> LoadTarArchive(const std::string& path, const LoadOptions& opti
   std::vector<std::string> archives;
   for (const TarEntry& e : entries) {
     std::string ext = std::filesystem::path(e.name).extension().string();
+    // An object for another architecture would only fail the link with the linker's words: name both.
+    if (ext == ".o" && e.size >= EI_NIDENT + 4 && e.data[EI_CLASS] == ELFCLASS64 && e.data[EI_DATA] == ELFDATA2LSB) {
+      const uint16_t machine = static_cast<uint16_t>(e.data[18] | (e.data[19] << 8));  // e_machine
+      if (HostElfMachine() != 0 && machine != HostElfMachine()) {
+        return DataLoss(path + ": " + e.name + " is built for " + ElfMachineName(machine) + ", this machine is " +
+                        ElfMachineName(HostElfMachine()));
+      }
+    }
     if (ext == ".o") cmd.push_back(dir.path() + "/" + e.name);
     if (ext == ".a") archives.push_back(dir.path() + "/" + e.name);
   }

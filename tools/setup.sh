@@ -30,11 +30,18 @@ PACKAGES=(
   pybind11-dev             # the Python binding (header-only)
   file
   valgrind                 # callgrind instruction counts (bench/callgrind_counts.sh, its CI budget check)
+  gcc-aarch64-linux-gnu    # the aarch64 cross build (--config=aarch64, toolchains/aarch64, docs/embedded.md)
+  g++-aarch64-linux-gnu
+  qemu-user                # runs the aarch64 tests on this machine (toolchains/aarch64/qemu_run.sh)
 )
+# arm64 libraries of the aarch64 build, through Debian's multiarch (dpkg --add-architecture arm64).
+ARM64_PACKAGES=(libc6 libstdc++6 zlib1g-dev libgtest-dev libssl-dev libarchive-dev libbenchmark-dev ocl-icd-opencl-dev)
+for p in "${ARM64_PACKAGES[@]}"; do PACKAGES+=("$p:arm64"); done
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  # With arm64 multiarch, a package installed for both architectures needs its native qualifier.
+  dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$(dpkg --print-architecture)" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
@@ -43,6 +50,7 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "setup: installing ${missing[*]}"
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then $SUDO dpkg --add-architecture arm64; fi
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 echo "setup: done"

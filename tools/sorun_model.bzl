@@ -18,6 +18,11 @@ modules under the library, exactly as TVM's export_library lays it out; it loads
 TVM's runtime. The system C compiler links the library (as TVM's export does).
 """
 
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+
+# The PATH of every build action (.bazelrc's --action_env=PATH): the exporter's compiler finds as, ld there.
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 def _host_code_files(deps):
     files = []
     for dep in deps:
@@ -66,8 +71,9 @@ def _sorun_model_impl(ctx):
         outputs = [out],
         mnemonic = "SorunPack",
         progress_message = "Packing model %s" % out.short_path,
-        # The exporter runs the system compiler found in PATH.
-        use_default_shell_env = True,
+        # The exporter links with $CC: the C compiler of the target's toolchain (Debian's aarch64 cross gcc
+        # under --config=aarch64), so the packed library is for the machine the kernels were built for.
+        env = {"CC": find_cpp_toolchain(ctx).compiler_executable, "PATH": _PATH},
     )
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
@@ -83,6 +89,7 @@ sorun_model = rule(
         "cuda_fmaps": attr.label_list(allow_files = [".json"]),
         "tar": attr.bool(default = False),
         "module_name": attr.string(default = "default"),
+        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
         "_sorun": attr.label(
             default = Label("//tools:sorun"),
             executable = True,
@@ -90,4 +97,6 @@ sorun_model = rule(
         ),
     },
     doc = "Packs graph + params + host code + device code into one model library with `sorun pack`.",
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
