@@ -23,9 +23,9 @@ struct StartupTimings {
   double module_load_ms = 0;
   double weight_upload_ms = 0;
   uint64_t modules_loaded = 0;
-  uint64_t modules_ptx_only = 0;   // images with no machine code (fmt ptx): the driver must compile them
-  double jit_ms = 0;               // compile time the driver reported (CU_JIT_WALL_TIME); 0: machine code or
-                                   // its JIT cache served every image
+  uint64_t modules_ptx_only = 0;  // images with no machine code (fmt ptx): the driver must compile them
+  double jit_ms = 0;              // compile time the driver reported (CU_JIT_WALL_TIME); 0: machine code or
+                                  // its JIT cache served every image
   uint64_t weight_bytes_uploaded = 0;
 };
 

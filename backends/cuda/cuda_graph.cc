@@ -101,8 +101,7 @@ StatusOr<std::unique_ptr<DeviceGraph>> EndCapture(int device_id, CUstream stream
   }
   size_t operations = 0;
   if (api.cuGraphGetNodes != nullptr) api.cuGraphGetNodes(graph, nullptr, &operations);
-  return std::unique_ptr<DeviceGraph>(
-      new CudaGraph(device_id, graph, exec, operations, std::move(capture->pinned)));
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(device_id, graph, exec, operations, std::move(capture->pinned)));
 }
 
 }  // namespace cuda

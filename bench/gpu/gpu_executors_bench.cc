@@ -183,8 +183,7 @@ int Main(int argc, char** argv) {
       static_cast<double>(all.size()) / wall, pct(0.5), pct(0.9), pct(0.0), static_cast<long long>(before_load),
       static_cast<long long>(after_load), static_cast<long long>(after_runs),
       static_cast<long long>(after_runs < 0 || after_load < 0 ? -1 : (after_runs - after_load) / o.executors),
-      static_cast<long long>(report.ok() ? report->replays : 0),
-      refusal.c_str());
+      static_cast<long long>(report.ok() ? report->replays : 0), refusal.c_str());
   return 0;
 }
 

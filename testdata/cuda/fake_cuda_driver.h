@@ -73,8 +73,8 @@ struct FakeCapture;
 typedef struct CUstream_st {
   int device;
   unsigned int flags;
-  unsigned long long ops;       /* launches, copies, memsets and graph launches queued on it */
-  struct FakeCapture* capture;  /* the capture in progress on it, or NULL (fake_cuda_graph.c) */
+  unsigned long long ops;      /* launches, copies, memsets and graph launches queued on it */
+  struct FakeCapture* capture; /* the capture in progress on it, or NULL (fake_cuda_graph.c) */
 } CUstream_st;
 
 /* fake_cuda_driver.c */

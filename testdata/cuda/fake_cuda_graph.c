@@ -60,9 +60,7 @@ static CUstream_st* g_capturing[MAX_CAPTURES]; /* streams with a capture in prog
 static _Thread_local CUstream_st* t_capturing = NULL;
 static unsigned long long g_graph_launches = 0;
 
-unsigned long long sorun_fake_cuda_graph_launches(void) {
-  return __atomic_load_n(&g_graph_launches, __ATOMIC_RELAXED);
-}
+unsigned long long sorun_fake_cuda_graph_launches(void) { return __atomic_load_n(&g_graph_launches, __ATOMIC_RELAXED); }
 
 static int Append(FakeOps* list, const FakeOp* op) {
   if (list->count == list->capacity) {

@@ -65,9 +65,9 @@ std::vector<float> Floats(const NDArray& a) {
   return std::vector<float>(p, p + a.num_elements());
 }
 
-#define ASSERT_TRUE_OK(expr)                     \
-  do {                                           \
-    const Status status_ = (expr);               \
+#define ASSERT_TRUE_OK(expr)                         \
+  do {                                               \
+    const Status status_ = (expr);                   \
     ASSERT_TRUE(status_.ok()) << status_.ToString(); \
   } while (0)
 
@@ -198,7 +198,8 @@ TEST_F(CapturedRunsTest, HostNodesAreRefusedAndTheModelRunsAsUsual) {
   EXPECT_FALSE(r.active);
   EXPECT_EQ(r.captures, 0);
   EXPECT_EQ(r.uncaptured_runs, 3);
-  EXPECT_NE(r.refusal.find("node 3 'fc1' (sorun_dense_bias_relu) works on host memory"), std::string::npos) << r.refusal;
+  EXPECT_NE(r.refusal.find("node 3 'fc1' (sorun_dense_bias_relu) works on host memory"), std::string::npos)
+      << r.refusal;
 }
 
 TEST_F(CapturedRunsTest, CpuExecutorIsRefused) {
