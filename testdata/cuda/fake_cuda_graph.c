@@ -26,7 +26,7 @@ typedef struct FakeOp {
   enum { OP_LAUNCH, OP_COPY, OP_MEMSET } kind;
   const CUfunc_st* function;
   unsigned grid[3], block[3], shared_bytes;
-  unsigned char param_bytes[FAKE_MAX_KERNEL_PARAMS][8]; /* each parameter's value, copied */
+  uint64_t param_words[FAKE_MAX_KERNEL_PARAMS]; /* each parameter's value, copied; 8-byte aligned */
   void* dst;
   const void* src;
   size_t bytes;
@@ -107,7 +107,7 @@ int FakeCaptureLaunch(CUstream_st* s, const CUfunc_st* f, const unsigned grid[3]
   op.shared_bytes = shared_bytes;
   size_t sizes[FAKE_MAX_KERNEL_PARAMS];
   const int n = FakeKernelParams(f->kernel, sizes);
-  for (int i = 0; i < n; ++i) memcpy(op.param_bytes[i], params[i], sizes[i]); /* by value, as the driver */
+  for (int i = 0; i < n; ++i) memcpy(&op.param_words[i], params[i], sizes[i]); /* by value, as the driver */
   return Record(s, &op, result);
 }
 
@@ -242,7 +242,7 @@ CUresult cuGraphLaunch(CUgraphExec_st* exec, CUstream_st* s) {
     CUresult r = CUDA_SUCCESS;
     if (op->kind == OP_LAUNCH) {
       void* params[FAKE_MAX_KERNEL_PARAMS];
-      for (int p = 0; p < FAKE_MAX_KERNEL_PARAMS; ++p) params[p] = op->param_bytes[p];
+      for (int p = 0; p < FAKE_MAX_KERNEL_PARAMS; ++p) params[p] = &op->param_words[p];
       r = FakeRunKernel(op->function, op->grid, op->block, op->shared_bytes, params);
     } else if (op->kind == OP_COPY) {
       r = FakeCopy(op->dst, op->src, op->bytes, op->dst_device, op->src_device);
