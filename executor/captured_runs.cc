@@ -27,6 +27,13 @@ Status CapturedRuns::Uncaptured(const std::function<Status(bool)>& run) {
   return run(false);
 }
 
+Status CapturedRuns::Replay(TVMStreamHandle stream) {
+  launched_on_ = stream;
+  SORUN_RETURN_IF_ERROR(graph_->Launch(stream));
+  ++report_.replays;
+  return Status::Ok();
+}
+
 Status CapturedRuns::Run(std::vector<uint64_t> key, const std::string& key_refusal, TVMStreamHandle stream,
                          const std::function<Status(bool capturing)>& run, const std::function<std::string()>& check) {
   if (!refusal_.empty()) return Uncaptured(run);
@@ -37,12 +44,7 @@ Status CapturedRuns::Run(std::vector<uint64_t> key, const std::string& key_refus
     runs_with_key_ = 0;
     report_.refusal = key_refusal;
   }
-  if (graph_) {
-    launched_on_ = stream;
-    SORUN_RETURN_IF_ERROR(graph_->Launch(stream));
-    ++report_.replays;
-    return Status::Ok();
-  }
+  if (graph_) return Replay(stream);
   // The first run with these bindings makes the allocations a recording could not.
   if (!report_.refusal.empty() || runs_with_key_++ == 0) return Uncaptured(run);
 
@@ -65,10 +67,7 @@ Status CapturedRuns::Run(std::vector<uint64_t> key, const std::string& key_refus
   ++report_.captures;
   report_.active = true;
   report_.operations = graph_->num_operations();
-  launched_on_ = stream;
-  SORUN_RETURN_IF_ERROR(graph_->Launch(stream));
-  ++report_.replays;
-  return Status::Ok();
+  return Replay(stream);
 }
 
 }  // namespace sorun

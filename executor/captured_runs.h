@@ -51,6 +51,8 @@ class CapturedRuns {
 
  private:
   Status Uncaptured(const std::function<Status(bool)>& run);
+  // Launches the graph on `stream` and counts the replay.
+  Status Replay(TVMStreamHandle stream);
   void DropGraph();
 
   const DLDevice device_;
