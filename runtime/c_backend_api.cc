@@ -97,12 +97,15 @@ int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionH
     if (func_name == nullptr || out == nullptr) {
       return StatusToReturnCode(sorun::InvalidArgument("TVMBackendGetFuncFromEnv: null argument"));
     }
-    *out = nullptr;
+    // `*out` is written once, with the final handle, and only on success: TVM's generated host code
+    // caches handles in an unsynchronized global that other threads may be reading, so an interim
+    // null here could make a thread that already saw the handle call through null.
     if (mod_node == nullptr) {
       // A library loaded without a module context: only the global registry can answer. The registry
       // keeps the function alive.
       sorun::PackedFunc f = sorun::FunctionRegistry::Global().Get(func_name);
       if (!f.defined()) {
+        *out = nullptr;
         return StatusToReturnCode(sorun::NotFound(std::string("cannot find function '") + func_name +
                                                   "' in the global registry (no module context)"));
       }
@@ -110,7 +113,10 @@ int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionH
       return 0;
     }
     auto f = static_cast<ModuleNode*>(mod_node)->GetFuncFromEnv(func_name);
-    if (!f.ok()) return StatusToReturnCode(f.status());
+    if (!f.ok()) {
+      *out = nullptr;
+      return StatusToReturnCode(f.status());
+    }
     *out = f->get();  // borrowed: cached by the module for its lifetime
     return 0;
   });

@@ -38,14 +38,20 @@ static int Fail(const char* msg) {
 }
 
 /* The handle of `name`, looked up once per library (TVM caches it in a global the same way). */
-static int Lookup(const char* name, TVMFunctionHandle* slot) {
-  if (*slot != NULL) return 0;
-  return __TVMBackendGetFuncFromEnv(__tvm_module_ctx, name, slot);
+static int Lookup(const char* name, TVMFunctionHandle* slot, TVMFunctionHandle* out) {
+  /* Threads may race on the first call; the cache is read and written atomically (TSan-clean), and
+   * every thread gets the same handle from the module. */
+  *out = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (*out != NULL) return 0;
+  if (__TVMBackendGetFuncFromEnv(__tvm_module_ctx, name, out) != 0) return -1;
+  __atomic_store_n(slot, *out, __ATOMIC_RELEASE);
+  return 0;
 }
 
 static int SetDevice(int device_id) {
-  static TVMFunctionHandle set_device = NULL;
-  if (Lookup("__tvm_set_device", &set_device) != 0) return -1;
+  static TVMFunctionHandle set_device_cache = NULL;
+  TVMFunctionHandle set_device;
+  if (Lookup("__tvm_set_device", &set_device_cache, &set_device) != 0) return -1;
   TVMValue args[2];
   int codes[2] = {kTVMArgInt, kTVMArgInt};
   args[0].v_int64 = DEVICE_TYPE;
@@ -105,20 +111,22 @@ static int Launch(TVMFunctionHandle kernel, DLTensor** buffers, int nb, const in
 
 int OP(relu)(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
              void* resource_handle) {
-  static TVMFunctionHandle kernel = NULL;
+  static TVMFunctionHandle kernel_cache = NULL;
+  TVMFunctionHandle kernel;
   DLTensor* t[2];
   if (CheckTensors("relu", args, type_codes, num_args, 2, t) != 0) return -1;
-  if (Lookup("sorun_dev_relu_kernel", &kernel) != 0) return -1;
+  if (Lookup("sorun_dev_relu_kernel", &kernel_cache, &kernel) != 0) return -1;
   int64_t n = Numel(t[0]);
   return Launch(kernel, t, 2, &n, 1, n);
 }
 
 int OP(add)(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
             void* resource_handle) {
-  static TVMFunctionHandle kernel = NULL;
+  static TVMFunctionHandle kernel_cache = NULL;
+  TVMFunctionHandle kernel;
   DLTensor* t[3];
   if (CheckTensors("add", args, type_codes, num_args, 3, t) != 0) return -1;
-  if (Lookup("sorun_dev_add_kernel", &kernel) != 0) return -1;
+  if (Lookup("sorun_dev_add_kernel", &kernel_cache, &kernel) != 0) return -1;
   int64_t n = Numel(t[0]);
   return Launch(kernel, t, 3, &n, 1, n);
 }
@@ -126,13 +134,14 @@ int OP(add)(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_val
 /* y[rows, m] = x[rows, k] w[m, k]^T + b[m] */
 int OP(dense_bias)(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_value, int* out_ret_tcode,
                    void* resource_handle) {
-  static TVMFunctionHandle kernel = NULL;
+  static TVMFunctionHandle kernel_cache = NULL;
+  TVMFunctionHandle kernel;
   DLTensor* t[4];
   if (CheckTensors("dense_bias", args, type_codes, num_args, 4, t) != 0) return -1;
   if (t[0]->ndim != 2 || t[1]->ndim != 2 || t[1]->shape[1] != t[0]->shape[1]) {
     return Fail("dense_bias: shape mismatch (x [N,K], w [M,K])");
   }
-  if (Lookup("sorun_dev_dense_bias_kernel", &kernel) != 0) return -1;
+  if (Lookup("sorun_dev_dense_bias_kernel", &kernel_cache, &kernel) != 0) return -1;
   int64_t dims[3] = {t[0]->shape[0], t[0]->shape[1], t[1]->shape[0]};
   return Launch(kernel, t, 4, dims, 3, dims[0] * dims[2]);
 }

@@ -23,17 +23,23 @@ __attribute__((weak)) int (*__TVMBackendFreeWorkspace)(int, int, void*) = NULL;
 
 enum { kBlock = 64 };
 
-static TVMFunctionHandle set_device_packed = NULL;
-static TVMFunctionHandle vadd_packed = NULL;
-static TVMFunctionHandle scale_packed = NULL;
+static TVMFunctionHandle set_device_cache = NULL;
+static TVMFunctionHandle vadd_cache = NULL;
+static TVMFunctionHandle scale_cache = NULL;
 
-static int Lookup(const char* name, TVMFunctionHandle* slot) {
-  if (*slot != NULL) return 0;
-  return __TVMBackendGetFuncFromEnv(__tvm_module_ctx, name, slot);
+static int Lookup(const char* name, TVMFunctionHandle* slot, TVMFunctionHandle* out) {
+  /* Threads may race on the first call; the cache is read and written atomically (TSan-clean), and
+   * every thread gets the same handle from the module. */
+  *out = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (*out != NULL) return 0;
+  if (__TVMBackendGetFuncFromEnv(__tvm_module_ctx, name, out) != 0) return -1;
+  __atomic_store_n(slot, *out, __ATOMIC_RELEASE);
+  return 0;
 }
 
 static int SetDevice(int device_id) {
-  if (Lookup("__tvm_set_device", &set_device_packed) != 0) return -1;
+  TVMFunctionHandle set_device_packed;
+  if (Lookup("__tvm_set_device", &set_device_cache, &set_device_packed) != 0) return -1;
   TVMValue args[2];
   int codes[2] = {kTVMArgInt, kTVMArgInt};
   args[0].v_int64 = 4; /* kDLOpenCL */
@@ -97,7 +103,8 @@ int vadd_host(TVMValue* args, int* type_codes, int num_args, TVMValue* out_ret_v
   DLTensor* b = (DLTensor*)args[1].v_handle;
   DLTensor* c = (DLTensor*)args[2].v_handle;
   if (SetDevice(a->device.device_id) != 0) return -1;
-  if (Lookup("vadd", &vadd_packed) != 0) return -1;
+  TVMFunctionHandle vadd_packed;
+  if (Lookup("vadd", &vadd_cache, &vadd_packed) != 0) return -1;
   return Launch(vadd_packed, Handle(a->data), kTVMOpaqueHandle, Handle(b->data), kTVMOpaqueHandle, Handle(c->data),
                 kTVMOpaqueHandle, NumElements(a));
 }
@@ -112,7 +119,8 @@ int add_scale_host(TVMValue* args, int* type_codes, int num_args, TVMValue* out_
   const int dev = a->device.device_id;
   const int64_t n = NumElements(a);
   if (SetDevice(dev) != 0) return -1;
-  if (Lookup("vadd", &vadd_packed) != 0 || Lookup("scale", &scale_packed) != 0) return -1;
+  TVMFunctionHandle vadd_packed, scale_packed;
+  if (Lookup("vadd", &vadd_cache, &vadd_packed) != 0 || Lookup("scale", &scale_cache, &scale_packed) != 0) return -1;
   void* tmp = __TVMBackendAllocWorkspace(4, dev, (uint64_t)n * 4, kDLFloat, 32);
   if (tmp == NULL) return -1;
   int rc = Launch(vadd_packed, Handle(a->data), kTVMOpaqueHandle, Handle(b->data), kTVMOpaqueHandle, Handle(tmp),
