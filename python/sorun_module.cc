@@ -129,6 +129,13 @@ void BindTensorInfo(py::module_& m) {
       });
 }
 
+py::dict CapabilitiesDict(const ExecutorCapabilities& c) {
+  py::dict out;
+  out["output_zero_copy"] = c.output_zero_copy;
+  out["params_files"] = c.params_files;
+  return out;
+}
+
 void BindModel(py::module_& m) {
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", "A loaded model (sorun.load). Shared by its executors.")
       .def_property_readonly("path", [](const PyModel& self) { return self.model.path(); })
@@ -151,12 +158,15 @@ void BindModel(py::module_& m) {
       .def(
           "executor",
           [](py::object self, const py::object& device, std::optional<int> num_threads,
-             std::optional<std::vector<int>> cpu_affinity, std::optional<int64_t> spin_us) {
+             std::optional<std::vector<int>> cpu_affinity, std::optional<int64_t> spin_us, bool warmup,
+             bool cuda_graph) {
             ExecutorOptions options;
             options.devices = ParseDevices(device);
             options.num_threads = num_threads.value_or(0);
             if (cpu_affinity) options.cpu_affinity = *cpu_affinity;
             options.spin_us = spin_us;
+            options.warmup = warmup;
+            options.cuda_graph = cuda_graph;
             auto model = self.cast<std::shared_ptr<PyModel>>();
             PyExecutor ex;
             {
@@ -167,10 +177,16 @@ void BindModel(py::module_& m) {
             return ex;
           },
           py::arg("device") = "cpu", py::arg("num_threads") = py::none(), py::arg("cpu_affinity") = py::none(),
-          py::arg("spin_us") = py::none(),
+          py::arg("spin_us") = py::none(), py::kw_only(), py::arg("warmup") = false, py::arg("cuda_graph") = false,
           "A new executor on `device` (\"cpu\", \"opencl\", \"opencl:1\", \"cuda:0\", or a list, first = default). "
           "Executors of one model share its weights. num_threads / cpu_affinity / spin_us (sorun::ExecutorOptions) "
-          "give the executor a thread pool of its own; left out, its kernels use the process-wide pool.")
+          "give the executor a thread pool of its own; left out, its kernels use the process-wide pool. "
+          "warmup=True touches every page the first run would fault in before returning; cuda_graph=True "
+          "records a run's CUDA kernels once and replays them with one launch (graph_report() says how it went).")
+      .def_property_readonly(
+          "capabilities", [](const PyModel& self) { return CapabilitiesDict(self.model.capabilities()); },
+          "What the model's executor kind offers beyond every executor's calls: {'output_zero_copy': bool, "
+          "'params_files': bool} (set_output_zero_copy; load_params / share_params).")
       .def("__repr__", [](const PyModel& self) { return "sorun.Model(" + Describe(py::str(self.model.path())) + ")"; });
 }
 
@@ -333,6 +349,49 @@ executor gets FailedPreconditionError). Method names follow TVM's GraphModule.
           },
           "Runs once and returns every kernel call in order: dicts with node_id, name, func_name, start_us "
           "(from the start of the run) and duration_us.")
+      .def_property_readonly(
+          "capabilities", [](const PyExecutor& self) { return CapabilitiesDict(self.ex->capabilities()); },
+          "Same as Model.capabilities.")
+      .def(
+          "warmup",
+          [](PyExecutor& self) {
+            py::gil_scoped_release release;
+            Check(self.ex->Warmup());
+          },
+          "Touches every page the first run would fault in (weights read in place, activation pools).")
+      .def(
+          "memory",
+          [](const PyExecutor& self) {
+            py::list out;
+            for (const DeviceMemory& m : self.ex->Memory()) {
+              py::dict row;
+              row["device"] = DeviceName(m.device);
+              row["weight_bytes"] = m.weight_bytes;
+              row["activation_bytes"] = m.activation_bytes;
+              row["workspace_bytes"] = m.workspace_bytes;
+              out.append(row);
+            }
+            return out;
+          },
+          "Bytes per device: dicts with device, weight_bytes (shared by every executor of the model), "
+          "activation_bytes (this executor's pools) and workspace_bytes (kernel workspace so far; 0 before a run).")
+      .def(
+          "graph_report",
+          [](const PyExecutor& self) {
+            const DeviceGraphReport r = Value(self.ex->GraphReport());
+            py::dict out;
+            out["requested"] = r.requested;
+            out["active"] = r.active;
+            out["captures"] = r.captures;
+            out["replays"] = r.replays;
+            out["uncaptured_runs"] = r.uncaptured_runs;
+            out["operations"] = r.operations;
+            out["refusal"] = r.refusal;
+            return out;
+          },
+          "How CUDA graphs (executor(cuda_graph=True)) ran: requested, active (a graph is recorded for the "
+          "current bindings), captures, replays, uncaptured_runs, operations (in the current graph), refusal "
+          "(why runs are not recorded; '' when they are or may be).")
       .def(
           "synchronize",
           [](PyExecutor& self) {

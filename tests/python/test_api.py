@@ -184,6 +184,30 @@ def test_streams_of_a_cpu_executor(mlp, mlp_data):
         ex.stream("opencl:x")
 
 
+@pytest.mark.smoke
+def test_executor_options_memory_and_graph_report(mlp, mlp_data):
+    """ExecutorOptions' warmup / cuda_graph, Memory() and GraphReport() as the C++ API gives them."""
+    x, expected = mlp_data
+    assert mlp.capabilities == {"output_zero_copy": True, "params_files": True}
+    ex = mlp.executor(warmup=True, cuda_graph=True)
+    assert ex.capabilities == mlp.capabilities
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(ex.run(data=x)[0]), expected, rtol=1e-5, atol=1e-7)
+    report = ex.graph_report()
+    assert report["requested"] and not report["active"]
+    assert report["captures"] == 0 and report["replays"] == 0 and report["uncaptured_runs"] == 3
+    assert "runs on the CPU only" in report["refusal"], report
+    plain = mlp.executor()
+    assert plain.graph_report()["requested"] is False and plain.graph_report()["refusal"] == ""
+    (cpu,) = ex.memory()
+    assert cpu["device"] == "cpu:0"
+    assert cpu["weight_bytes"] == sum(4 * np.prod(i.shape) for i in mlp.inputs if i.is_param)
+    assert cpu["activation_bytes"] > 0 and cpu["workspace_bytes"] >= 0
+    plain.warmup()
+    with pytest.raises(TypeError):
+        mlp.executor("cpu", None, None, None, True)  # warmup / cuda_graph are keyword-only
+
+
 def test_num_threads(mlp, mlp_data):
     x, expected = mlp_data
     n = sorun.num_threads()
