@@ -42,10 +42,27 @@ Status MakeTvmAbiGlobal() {
   if (dladdr(reinterpret_cast<void*>(&TVMBackendRegisterSystemLibSymbol), &info) == 0 || info.dli_fname == nullptr) {
     return Internal("MakeTvmAbiGlobal: dladdr cannot name the object that contains the sorun runtime");
   }
-  if (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
+  void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+  if (self == nullptr) {
     const char* err = dlerror();
     return Internal(std::string("MakeTvmAbiGlobal: cannot re-open ") + info.dli_fname +
                     " with RTLD_GLOBAL: " + (err != nullptr ? err : "dlopen failed"));
+  }
+  // Kernels bind these by name to the first definition in the global scope: another TVM runtime made
+  // global before us (TVM's own libtvm_ffi / libtvm_runtime, imported by `import tvm`) would get every
+  // call of sorun's kernels, with handles it does not know. Refuse rather than crash at the first run.
+  for (const char* name : {"TVMBackendAllocWorkspace", "TVMFFIFunctionCall"}) {
+    void* own = dlsym(self, name);
+    void* global = dlsym(RTLD_DEFAULT, name);
+    Dl_info other{};
+    if (own != nullptr && global != nullptr && global != own && dladdr(global, &other) != 0) {
+      dlclose(self);
+      return FailedPrecondition(std::string("another TVM runtime is loaded in this process (") +
+                                (other.dli_fname != nullptr ? other.dli_fname : "unnamed object") + "): its global " +
+                                name +
+                                " would receive the calls of sorun's kernels; load sorun models in a process that "
+                                "has not loaded TVM (run TVM in a subprocess)");
+    }
   }
   return Status::Ok();
 }

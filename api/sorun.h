@@ -51,6 +51,10 @@ const char* Version();
 // contains sorun with RTLD_GLOBAL | RTLD_NOLOAD, so its exported symbols become global: keep that
 // list to the TVM C ABI and the host's own entry points with a version script (the Python extension
 // and the Triton backend do; runtime/c_api_exports.bzl). Nothing to do in an executable. Idempotent.
+// FailedPrecondition when another TVM runtime already defines the ABI globally (TVM's libtvm_ffi after
+// `import tvm`): its definitions would take the calls of sorun's kernels. The converse cannot be checked:
+// a TVM runtime loaded after this call binds its own calls to sorun's ABI, so keep TVM out of a process
+// that loads sorun models (the Python package calls this at the first sorun.load, not at import).
 Status MakeTvmAbiGlobal();
 
 // Threads of the process-wide pool that executors created with num_threads == 0 share (counting the

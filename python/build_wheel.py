@@ -19,6 +19,19 @@ import tempfile
 import zipfile
 
 
+# `pip install 'sorun[compile]'`: what `sorun compile` (sorun/compile/) needs. apache-tvm 0.27's wheel is
+# py3-none for CPython 3.10+; its MetaSchedule tuner needs psutil and cloudpickle, and crashes in
+# tvm::ffi::ToJSONGraph with apache-tvm-ffi 0.1.15.post2, hence the 0.1.14.post0 pin.
+COMPILE_EXTRA = "".join("Requires-Dist: %s; python_version >= \"3.10\" and extra == \"compile\"\n" % req for req in [
+    "apache-tvm==0.27.0.post1",
+    "apache-tvm-ffi==0.1.14.post0",
+    "onnx==1.23.2",
+    "onnxruntime==1.23.2",
+    "psutil>=5.9",
+    "cloudpickle>=2.0",
+]) + "Provides-Extra: compile\n"
+
+
 def record_hash(data):
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return "sha256=" + digest
@@ -35,7 +48,8 @@ def main(argv):
     files = {}
     for path in argv[5:]:
         with open(path, "rb") as f:
-            files["sorun/" + os.path.basename(path)] = f.read()
+            # python/sorun/compile/cli.py -> sorun/compile/cli.py
+            files[path[path.rindex("sorun/"):]] = f.read()
     with tempfile.TemporaryDirectory() as tmp:
         stripped = os.path.join(tmp, ext_name)
         subprocess.run(["strip", "--strip-unneeded", "-o", stripped, ext], check=True)
@@ -46,7 +60,8 @@ def main(argv):
     files[dist + "/METADATA"] = (
         "Metadata-Version: 2.1\nName: sorun\nVersion: %s\n"
         "Summary: Run a TVM-compiled model shipped as one shared library\n"
-        "Requires-Python: ==%s.*\n" % (version, py_version)).encode()
+        "Requires-Python: ==%s.*\n%s" % (version, py_version, COMPILE_EXTRA)).encode()
+    files[dist + "/entry_points.txt"] = b"[console_scripts]\nsorun-compile = sorun.compile.cli:console_main\n"
     files[dist + "/WHEEL"] = (
         "Wheel-Version: 1.0\nGenerator: sorun build_wheel.py\nRoot-Is-Purelib: false\nTag: %s\n" % tag).encode()
     record = "".join("%s,%s,%d\n" % (name, record_hash(data), len(data)) for name, data in sorted(files.items()))

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/sorun.h"
+#include "python/pack_binding.h"
 #include "python/py_support.h"
 
 namespace sorun::python {
@@ -465,20 +466,24 @@ LibraryVerifier PythonVerifyHook(py::object fn) {
 
 PYBIND11_MODULE(_sorun, m) {
   m.doc() = "sorun's C++ runtime (use the `sorun` package).";
-  // Python opens extensions RTLD_LOCAL: make the TVM C ABI (the only exports besides PyInit, per
-  // python/BUILD.bazel's version script) visible to the system-lib kernel libraries we dlopen.
-  Check(MakeTvmAbiGlobal());
   Check(Initialize());
   RegisterErrors(m);
   RegisterTensor(m);
   BindTensorInfo(m);
   BindModel(m);
   BindExecutor(m);
+  BindPacker(m);
   m.def(
       "load",
       [](py::object source, std::optional<std::string> graph, std::optional<std::string> params,
          std::optional<bool> verify_checksum, std::optional<std::string> name, py::object decrypt,
          py::object verify_library) {
+        // Python opens extensions RTLD_LOCAL: make the TVM C ABI (the only exports besides PyInit, per
+        // python/BUILD.bazel's version script) visible to the kernel libraries we dlopen. At the first
+        // load, not at import: `import sorun` must not change what `import tvm` binds to (sorun.compile
+        // runs TVM in a process that imports sorun but loads no model).
+        static const Status global = MakeTvmAbiGlobal();
+        Check(global);
         RuntimeOptions options;
         options.verify_checksum = verify_checksum;
         if (!decrypt.is_none()) options.decrypt = PythonDecryptHook(decrypt);

@@ -15,6 +15,18 @@ PACKAGE_FILES = [
     "sorun/__init__.py",
     "sorun/__init__.pyi",
     "sorun/py.typed",
+    # sorun compile (the 'compile' extra: TVM 0.27 and ONNX; docs/compile.md)
+    "sorun/compile/__init__.py",
+    "sorun/compile/__main__.py",
+    "sorun/compile/checks.py",
+    "sorun/compile/cli.py",
+    "sorun/compile/compiler.py",
+    "sorun/compile/cuda_fatbin.py",
+    "sorun/compile/errors.py",
+    "sorun/compile/onnx_input.py",
+    "sorun/compile/targets.py",
+    "sorun/compile/tuning.py",
+    "sorun/compile/tvm_worker.py",
 ]
 
 def wheel_name(version, py_version):
@@ -27,13 +39,14 @@ def sorun_wheel(py_version, version, manual):
     tags = ["manual"] if manual else []
     native.cc_library(
         name = "bindings_" + abi,
-        srcs = ["py_support.cc", "sorun_module.cc"],
-        hdrs = ["py_support.h"],
+        srcs = ["pack_binding.cc", "py_support.cc", "sorun_module.cc"],
+        hdrs = ["pack_binding.h", "py_support.h"],
         # pybind11 throws C++ exceptions by design (its error path to Python); hidden visibility is
         # what pybind11 requires of extension code.
         copts = SORUN_COPTS + ["-fvisibility=hidden"],
         deps = [
             "//api:sorun",
+            "//packer:relax_pack",  # sorun.compile packs its output (python/pack_binding.h)
             "//third_party/pybind11",
             "@cpython//:headers_" + py_version.replace(".", "_"),
         ],

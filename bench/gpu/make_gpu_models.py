@@ -13,7 +13,7 @@ For each model writes OUT_DIR/<model>.so and OUT_DIR/<model>.input.npy (float32 
   - imported with TVM 0.27's Relax ONNX frontend and built by `relax.build` with TVM's default GPU pipeline for
     target {"kind": "cuda", "arch": ARCH} (host "llvm");
   - exported with the CUDA source compiled by nvcc into a fatbin with machine code for ARCH and its PTX
-    (testdata/relax_cuda/make_relax_cuda_fixtures.py's `fpack_imports` hook), so the driver loads it with no
+    (sorun compile's `fpack_imports` hook, python/sorun/compile/cuda_fatbin.py), so the driver loads it with no
     JIT on that GPU.
 Prints one line per model with the build time.
 """
@@ -27,10 +27,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "bench", "peer"))
-sys.path.insert(0, os.path.join(ROOT, "testdata", "relax_cuda"))
+sys.path.insert(0, os.path.join(ROOT, "python", "sorun", "compile"))
 
 import onnx_models  # noqa: E402  (bench/peer)
-import make_relax_cuda_fixtures as fixtures  # noqa: E402  (the nvcc export hook)
+import cuda_fatbin  # noqa: E402  (the nvcc export hook; standalone: the TVM venv has no sorun)
 
 
 def rounded_to_bfloat16(model):
@@ -56,11 +56,9 @@ def build(name, out_dir, arch, nvcc):
     mod = from_onnx(model, shape_dict={"data": [1, 3, 224, 224]}, keep_params_in_input=False)
     target = tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
     executable = relax.build(mod, target=target)
-    # The hook compiles with make_relax_cuda_fixtures' nvcc arguments: machine code for `arch` and its PTX.
-    compute = arch.replace("sm_", "compute_")
-    fixtures.NVCC_ARGS["fatbin"] = ["--fatbin", "-gencode=arch=%s,code=[%s,%s]" % (compute, arch, compute)]
+    # A fatbin with machine code for `arch` and its PTX.
     path = os.path.join(out_dir, name + ".so")
-    executable.export_library(path, fpack_imports=fixtures.compiled_cuda_packer("fatbin", nvcc))
+    executable.export_library(path, fpack_imports=cuda_fatbin.compiled_cuda_packer("fatbin", nvcc, [arch]))
     np.save(os.path.join(out_dir, name + ".input.npy"),
             np.random.RandomState(1).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32))
     print("%s: %s (%.0f s, %d bytes)" % (name, path, time.time() - t0, os.path.getsize(path)), flush=True)
@@ -73,7 +71,9 @@ def main(argv):
     parser.add_argument("models", nargs="*", default=sorted(onnx_models.MODELS))
     args = parser.parse_args(argv[1:])
     os.makedirs(args.out_dir, exist_ok=True)
-    nvcc = fixtures.find_nvcc()
+    nvcc = cuda_fatbin.find_nvcc()
+    if nvcc is None:
+        sys.exit("make_gpu_models.py: no nvcc (set NVCC or put the CUDA Toolkit's bin on PATH)")
     for name in args.models:
         if name not in onnx_models.MODELS:
             sys.exit("make_gpu_models.py: unknown model %r (models: %s)" % (name, ", ".join(sorted(onnx_models.MODELS))))

@@ -42,7 +42,7 @@ cp "$bin/testdata/models/mlp_cuda_only.so" "$out/models/"
 cp testdata/relax_cuda/mlp_cubin.so "$out/models/mlp_relax.so"
 if [ "$small" -eq 0 ]; then
   bash tests/interop/install_tvm027.sh
-  key=$(cat bench/gpu/make_gpu_models.py bench/peer/onnx_models.py testdata/relax_cuda/make_relax_cuda_fixtures.py |
+  key=$(cat bench/gpu/make_gpu_models.py bench/peer/onnx_models.py testdata/relax_cuda/make_relax_cuda_fixtures.py python/sorun/compile/cuda_fatbin.py |
         sha256sum | cut -c1-16)
   cache="$HOME/.cache/sorun/gpu-models/$key-$arch"
   if [ ! -f "$cache/resnet18.so" ] || [ ! -f "$cache/mobilenetv2.so" ]; then

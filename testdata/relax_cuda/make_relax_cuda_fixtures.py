@@ -25,161 +25,36 @@ the models and inputs are those of testdata/relax/mlp.so and dyn_batch.so):
                        same model built for "llvm" and run by relax.VirtualMachine on tvm.cpu()
   dyn_batch.b5.input_0.npy, dyn_batch.b5.output_<k>.npy   dyn_batch again with n = 5
 """
+import importlib.util
 import os
-import re
-import shutil
-import struct
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import tvm
 from tvm import relax
-from tvm.runtime import _ffi_api
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
 import relax_models as rm  # noqa: E402
 
-BLOB_SYMBOL = "__tvm_ffi__library_bin"  # TVM 0.22+ container: tree first (docs/spec/RELAX_FORMAT.md section 3)
+# The nvcc export hook is sorun compile's (python/sorun/compile/cuda_fatbin.py), loaded by path: this
+# script runs in the TVM venv, which has no sorun installed.
+_spec = importlib.util.spec_from_file_location(
+    "cuda_fatbin", os.path.join(HERE, "..", "..", "python", "sorun", "compile", "cuda_fatbin.py"))
+cuda_fatbin = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cuda_fatbin)
 
-# nvcc arguments per payload fmt.
-NVCC_ARGS = {
-    "ptx": ["--ptx", "-arch=compute_80"],  # the target's "arch" below is sm_80 too
-    "cubin": ["--cubin", "-arch=sm_90"],
-    "fatbin": ["--fatbin", "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"],
-}
+# SM architectures per payload fmt: ptx for compute_80 (JIT on sm_80 and newer), cubin for sm_90 only,
+# fatbin with machine code for sm_80 and sm_90 plus compute_90 PTX.
+ARCHS = {"ptx": ["sm_80"], "cubin": ["sm_90"], "fatbin": ["sm_80", "sm_90"]}
 
 
 def find_nvcc():
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    sys.exit("make_relax_cuda_fixtures.py: no nvcc (set NVCC or put the CUDA Toolkit's bin on PATH)")
-
-
-class Reader:
-    """Little-endian reads over bytes, in TVM's stream encoding (u64 lengths)."""
-
-    def __init__(self, data, what):
-        self.data, self.pos, self.what = data, 0, what
-
-    def take(self, n):
-        if self.pos + n > len(self.data):
-            raise ValueError("%s: truncated at byte %d (need %d)" % (self.what, self.pos, n))
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def u64(self):
-        return struct.unpack("<Q", self.take(8))[0]
-
-    def bytes(self):
-        return self.take(self.u64())
-
-    def u64s(self):
-        return [self.u64() for _ in range(self.u64())]
-
-
-def pack_bytes(b):
-    return struct.pack("<Q", len(b)) + b
-
-
-def split_cuda_payload(payload):
-    """(fmt, kernel table bytes, kernel names, data) of a "cuda" payload in the tvm-ffi grammar:
-    string fmt; u64 n; n x (string key, FunctionInfo{string name; vector<DLDataType> arg_types;
-    vector<string> launch_param_tags; vector<i32> arg_extra_tags}); string data."""
-    r = Reader(payload, "cuda payload")
-    fmt = r.bytes().decode()
-    table_start = r.pos
-    names = []
-    for _ in range(r.u64()):
-        names.append(r.bytes().decode())
-        r.bytes()  # FunctionInfo.name
-        r.take(4 * r.u64())  # arg_types
-        for _ in range(r.u64()):
-            r.bytes()  # launch_param_tags
-        r.take(4 * r.u64())  # arg_extra_tags
-    table = payload[table_start:r.pos]
-    data = r.bytes()
-    if r.pos != len(payload):
-        raise ValueError("cuda payload: %d trailing bytes" % (len(payload) - r.pos))
-    return fmt, table, names, data
-
-
-def compile_cuda(source, fmt, kernels, nvcc):
-    """nvcc's image of `source` in `fmt`; checks that every kernel is a launchable .entry in the PTX."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cu = os.path.join(tmp, "kernels.cu")
-        with open(cu, "wb") as f:
-            f.write(source)
-        ptx = os.path.join(tmp, "kernels.ptx")
-        subprocess.check_call([nvcc, "-w"] + NVCC_ARGS["ptx"] + ["-o", ptx, cu])  # -w: TVM's unused cse_v*
-        with open(ptx) as f:
-            entries = set(re.findall(r"\.visible\s+\.entry\s+(\w+)\(", f.read()))
-        missing = sorted(set(kernels) - entries)
-        if missing:
-            raise ValueError("nvcc's PTX has no .entry for %s" % missing)
-        out = ptx if fmt == "ptx" else os.path.join(tmp, "kernels." + fmt)
-        if fmt != "ptx":
-            subprocess.check_call([nvcc, "-w"] + NVCC_ARGS[fmt] + ["-o", out, cu])
-        with open(out, "rb") as f:
-            return f.read()
-
-
-def rewrite_container(blob, fmt, nvcc):
-    """The length-prefixed tree-first container `blob` with its one "cuda" payload compiled to `fmt`."""
-    (nbytes,) = struct.unpack_from("<Q", blob, 0)
-    if nbytes != len(blob) - 8:
-        raise ValueError("%s: length prefix %d, %d bytes follow" % (BLOB_SYMBOL, nbytes, len(blob) - 8))
-    r = Reader(blob[8:], BLOB_SYMBOL)
-    indptr, children = r.u64s(), r.u64s()
-    out = struct.pack("<Q", len(indptr)) + b"".join(struct.pack("<Q", v) for v in indptr)
-    out += struct.pack("<Q", len(children)) + b"".join(struct.pack("<Q", v) for v in children)
-    rewritten = 0
-    for _ in range(len(indptr) - 1):
-        kind = r.bytes()
-        out += pack_bytes(kind)
-        if kind == b"_lib":
-            continue
-        payload = r.bytes()
-        if kind == b"cuda":
-            old_fmt, table, kernels, source = split_cuda_payload(payload)
-            if old_fmt != "cuda":
-                raise ValueError("the cuda module has fmt %r, expected CUDA source ('cuda')" % old_fmt)
-            image = compile_cuda(source, fmt, kernels, nvcc)
-            payload = pack_bytes(fmt.encode()) + table + pack_bytes(image)
-            rewritten += 1
-        out += pack_bytes(payload)
-    if r.pos != len(r.data):
-        raise ValueError("%s: %d trailing bytes" % (BLOB_SYMBOL, len(r.data) - r.pos))
-    if rewritten != 1:
-        raise ValueError("%s: %d cuda modules, expected 1" % (BLOB_SYMBOL, rewritten))
-    return struct.pack("<Q", len(out)) + out
-
-
-def compiled_cuda_packer(fmt, nvcc):
-    """An export_library `fpack_imports` hook: TVM's C container with the cuda payload compiled to `fmt`."""
-
-    def pack(module, is_system_lib, prefix, workspace_dir):
-        source = _ffi_api.ModulePackImportsToC(module, is_system_lib, prefix)
-        array = re.search(r"(%s\[)(\d+)(\] = \{)(.*?)(\};)" % BLOB_SYMBOL, source, re.S)
-        if array is None:
-            raise ValueError("ModulePackImportsToC wrote no %s array" % BLOB_SYMBOL)
-        blob = bytes(int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]{2})", array.group(4)))
-        if len(blob) != int(array.group(2)):
-            raise ValueError("%s: %s bytes declared, %d listed" % (BLOB_SYMBOL, array.group(2), len(blob)))
-        new = rewrite_container(blob, fmt, nvcc)
-        rows = ",\n".join("  " + ",".join("0x%02x" % b for b in new[i:i + 20]) for i in range(0, len(new), 20))
-        source = (source[:array.start()] + array.group(1) + str(len(new)) + array.group(3) + "\n" + rows + ",\n" +
-                  array.group(5) + source[array.end():])
-        path = os.path.join(workspace_dir, prefix + "devc.c")
-        with open(path, "w") as f:
-            f.write(source)
-        return path
-
-    return pack
+    nvcc = cuda_fatbin.find_nvcc()
+    if nvcc is None:
+        sys.exit("make_relax_cuda_fixtures.py: no nvcc (set NVCC or put the CUDA Toolkit's bin on PATH)")
+    return nvcc
 
 
 def cuda_module(mod):
@@ -217,7 +92,7 @@ def main():
     for name, mod, fmt in (("mlp_ptx", mlp, "ptx"), ("mlp_cubin", mlp, "cubin"),
                            ("dyn_batch_fatbin", dyn_batch, "fatbin")):
         path = os.path.join(out_dir, name + ".so")
-        cuda_module(mod).export_library(path, fpack_imports=compiled_cuda_packer(fmt, nvcc))
+        cuda_module(mod).export_library(path, fpack_imports=cuda_fatbin.compiled_cuda_packer(fmt, nvcc, ARCHS[fmt]))
         print("%s %d bytes, cuda payload fmt %s" % (path, os.path.getsize(path), fmt))
 
 

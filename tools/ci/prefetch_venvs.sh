@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the pinned venvs of the later CI jobs (TVM 0.16, TVM 0.27, Triton, Ray Serve) while the main job
+# Makes the pinned venvs of the later CI jobs (TVM 0.16, TVM 0.27, Triton, sorun compile, Ray Serve) while the main job
 # compiles: on a fresh machine their downloads and unpacking are minutes of network and disk time that
 # would otherwise sit on the critical path. .ci/run starts it in the background, niced, right after setup.
 # Each installer is idempotent and holds a lock per venv, so a job that reaches its venv first simply
@@ -22,4 +22,5 @@ one() {
 one "TVM 0.16 venv" bash tests/interop/install_tvm.sh
 one "TVM 0.27 venv" bash tests/interop/install_tvm027.sh
 one "Triton venv" bash serving/triton/run_triton.sh --install-only
+one "compile venv" bash tests/compile/install_compile_venv.sh
 one "Ray Serve venv" bash tests/ray/install_ray.sh --deps-only

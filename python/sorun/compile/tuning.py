@@ -1,0 +1,163 @@
+"""MetaSchedule (TVM's tuner) behind `sorun compile --tune`: measures candidate schedules of every fused
+kernel on this machine and keeps the best in a JSON database directory the user names, so a second compile
+of the same model (same kernels, same target) applies the records without tuning again.
+
+The pipeline is TVM 0.27's own `static_shape_tuning` one (relax.pipeline): DecomposeOpsForInference,
+CanonicalizeBindings, the zero pipeline (legalize, fuse), MetaScheduleTuneIRMod's tune_relax, then
+MetaScheduleApplyDatabase; kernels without a record keep TVM's default schedule. Two departures, both about
+this runtime's hosts: the builder's workers skip `import tvm.s_tir.tensor_intrin` (over a minute of
+TVMScript parsing per worker, and MetaSchedule restarts its build workers for every batch, so with TVM's
+default build function every build on a small machine times out), and the budget may be wall time: rounds
+of trials until the time is spent, each round starting from the database's best.
+"""
+import json
+import os
+import re
+import time
+
+from .errors import CompileError, last_line
+
+
+def parse_budget(text):
+    """--tune TEXT -> ("trials", n) for 'N' / 'Ntrials', ("seconds", s) for '90s', '10m', '1h'."""
+    m = re.fullmatch(r"\s*(\d+)\s*(trials?|s|sec|m|min|h)?\s*", text or "")
+    if not m or int(m.group(1)) <= 0:
+        raise CompileError("tune", "--tune %r: expected a trial count (e.g. 64) or a time (90s, 10m, 1h)" % text)
+    n, unit = int(m.group(1)), (m.group(2) or "trials")
+    if unit.startswith("trial"):
+        return ("trials", n)
+    return ("seconds", n * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}[unit])
+
+
+def cost_model():
+    """MetaSchedule's XGBoost cost model when xgboost is installed, else random search over the space."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+
+    return "xgb" if importlib.util.find_spec("xgboost") is not None else "random"
+
+
+def build_without_intrinsics(mod, target, _params):
+    """MetaSchedule's default build function minus `import tvm.s_tir.tensor_intrin`: a candidate arrives
+    already scheduled (tensorized blocks are inlined), so building it needs no intrinsic registry."""
+    from tvm.driver import build as tvm_build  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock  # pylint: disable=import-outside-toplevel
+
+    return tvm_build(RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod), target=target)
+
+
+def prepare(mod, target):
+    """`mod` lowered to fused TIR kernels the way TVM's static_shape_tuning pipeline does before tuning."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import relax  # pylint: disable=import-outside-toplevel
+
+    with target:
+        return tvm.transform.Sequential([
+            relax.transform.DecomposeOpsForInference(),
+            relax.transform.CanonicalizeBindings(),
+            relax.get_pipeline("zero"),
+        ])(mod)
+
+
+def database_records(work_dir):
+    """Records in the database at `work_dir` (0 when there is none yet)."""
+    path = os.path.join(work_dir, "database_tuning_record.json")
+    if not os.path.isfile(path):
+        return 0
+    with open(path) as f:
+        return sum(1 for line in f if line.strip())
+
+
+LEDGER = "sorun_compile_tuning.json"  # in the database directory: what was tuned for which model and target
+
+
+def model_key(mod, target):
+    """A key for (prepared module, target): the module's structural hash and the target's text."""
+    from tvm_ffi import structural_hash  # pylint: disable=import-outside-toplevel
+
+    return "%016x %s" % (structural_hash(mod) & (2**64 - 1), target)
+
+
+def _ledger(work_dir):
+    path = os.path.join(work_dir, LEDGER)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path) as f:
+            value = json.load(f)
+        return value if isinstance(value, dict) else {}
+    except (OSError, ValueError):
+        return {}  # a damaged ledger only costs a retune
+
+
+def _record(work_dir, key, trials, seconds):
+    ledger = _ledger(work_dir)
+    done = ledger.get(key, {"trials": 0, "seconds": 0.0})
+    ledger[key] = {"trials": done["trials"] + trials, "seconds": round(done["seconds"] + seconds, 1)}
+    tmp = os.path.join(work_dir, LEDGER + ".tmp")
+    write_json(tmp, ledger)
+    os.replace(tmp, os.path.join(work_dir, LEDGER))
+
+
+def tune(mod, target, work_dir, budget, log):
+    """Tunes prepared `mod` for `target` within `budget` (parse_budget's pair), recording into `work_dir`.
+    A budget this database already spent on the same module and target is not spent again (the ledger
+    LEDGER counts trials and seconds per model). Returns a dict for the report: tasks, trials, seconds,
+    records, reused."""
+    import tvm.s_tir.meta_schedule as ms  # pylint: disable=import-outside-toplevel
+
+    os.makedirs(work_dir, exist_ok=True)
+    t0 = time.time()
+    tasks = ms.relax_integration.extract_tasks(mod, target)
+    key = model_key(mod, target)
+    kind, amount = budget
+    done = _ledger(work_dir).get(key, {"trials": 0, "seconds": 0.0})
+    if not tasks or done[kind] >= amount:
+        log("tune: %s already has %d trials (%.0f s) of tuning for this model and target: no tuning" %
+            (work_dir, done["trials"], done["seconds"]))
+        return {"tasks": len(tasks), "trials": 0, "seconds": time.time() - t0,
+                "records": database_records(work_dir), "reused": True}
+    per_round = max(8, 4 * len(tasks))
+    trials = 0
+    builder = ms.builder.LocalBuilder(f_build=build_without_intrinsics, timeout_sec=120)
+    runner = ms.runner.LocalRunner(timeout_sec=60)
+    while True:
+        n = amount - done["trials"] - trials if kind == "trials" else per_round
+        if n <= 0:
+            break
+        log("tune: %d kernels, %d trials this round (%s)" % (len(tasks), n, work_dir))
+        t_round = time.time()
+        try:
+            ms.relax_integration.tune_relax(
+                mod, {}, target, work_dir, max_trials_global=n,
+                max_trials_per_task=max(1, -(-n // len(tasks))) if kind == "seconds" else None,
+                num_trials_per_iter=min(64, max(4, n // max(1, len(tasks)))), builder=builder, runner=runner,
+                cost_model=cost_model(), seed=len(tasks) + trials)
+        except KeyboardInterrupt:
+            raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
+                               "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
+        except CompileError:
+            raise
+        except Exception as e:  # TVM errors: one line, naming the step
+            raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+        trials += n
+        _record(work_dir, key, n, time.time() - t_round)
+        if kind == "trials" or done["seconds"] + time.time() - t0 >= amount:
+            break
+    return {"tasks": len(tasks), "trials": trials, "seconds": time.time() - t0,
+            "records": database_records(work_dir), "reused": False}
+
+
+def apply_database(mod, target, work_dir):
+    """Prepared `mod` with the database's best schedules applied (kernels without one keep TVM's default)."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import relax  # pylint: disable=import-outside-toplevel
+
+    if not os.path.isdir(work_dir) or database_records(work_dir) == 0:
+        raise CompileError("tune", "--database %s: no tuning records there (database_tuning_record.json)" % work_dir)
+    with target, tvm.transform.PassContext(opt_level=3):
+        return relax.transform.MetaScheduleApplyDatabase(work_dir)(mod)
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f, indent=1, sort_keys=True)
