@@ -171,3 +171,19 @@ def test_sorun_refuses_to_load_beside_tvm(models, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 0, r.stderr
     assert "another TVM runtime is loaded in this process" in r.stdout and "tvm" in r.stdout, r.stdout
+
+
+def test_sorun_cli_compile_runs_the_package(models, tmp_path, sorun_bin):
+    """`sorun compile` of the C++ CLI runs this Python's sorun.compile and returns its status."""
+    out = tmp_path / "cli.so"
+    env = dict(os.environ, SORUN_PYTHON=sys.executable)
+    r = subprocess.run([sorun_bin, "compile", models["small"], "-o", str(out), "--no-check"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0 and "wrote %s" % out in r.stdout, r.stderr
+    r = subprocess.run([sorun_bin, "compile", models["det"], "-o", str(out) + "2"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "ONNX operator 'Det'" in r.stderr
+    env["SORUN_PYTHON"] = "/usr/bin/python3.11"  # no sorun package there
+    r = subprocess.run([sorun_bin, "compile", models["small"], "-o", str(out)], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "cannot import sorun.compile: install the Python package" in r.stderr, r.stderr

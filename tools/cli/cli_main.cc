@@ -2,6 +2,7 @@
 
 #include "api/sorun.h"
 #include "tools/cli/bench_command.h"
+#include "tools/cli/compile_command.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/inspect_command.h"
 #include "tools/cli/pack_command.h"
@@ -27,6 +28,8 @@ const std::vector<CommandEntry>& Commands() {
       {"bench", "time loading, creation and runs; report memory", BenchUsage, RunBenchCommand},
       {"pack", "pack host code, device code, graph and params into one library", PackUsage, RunPackCommand},
       {"verify", "check a packed library's integrity record and structure", VerifyUsage, RunVerifyCommand},
+      {"compile", "compile an ONNX model into one packed model file with TVM (Python package)", CompileUsage,
+       RunCompileCommand},
   };
   return commands;
 }
