@@ -203,7 +203,7 @@ Status ValidateImportTree(const BlobLayout& layout) {
 }
 
 StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const BlobLayout& layout, const Module& lib) {
-  auto* library = dynamic_cast<LibraryModuleNode*>(lib.get());
+  auto* library = ModuleNodeAs<LibraryModuleNode>(lib);
   if (library == nullptr) return Internal("AttachImportTree: no kernel library module");
   if (modules.size() != layout.modules.size()) return Internal("AttachImportTree: one module per blob entry expected");
   // The kernel library's imports first: it may be shared with a concurrent load of the same file, and
