@@ -87,6 +87,8 @@ class LibraryModuleNode final : public ModuleNode {
 void RegisterSystemLibSymbol(const std::string& name, void* ptr);
 // The registered address, or null.
 void* FindSystemLibSymbol(const std::string& name);
+// How many registered names start with `prefix` ("" counts all).
+size_t CountSystemLibSymbols(const std::string& prefix);
 
 }  // namespace sorun
 
