@@ -24,7 +24,8 @@ namespace sorun {
 
 class SystemLibModuleNode final : public ModuleNode {
  public:
-  // A module over the symbols registered under `prefix`; fills the registered context slots.
+  // A module over the symbols registered under `prefix`; writes the registered context slots and
+  // `__tvm_module_ctx` (each must be registered as the address of a pointer variable, as TVM's codegen does).
   static ObjectPtr<SystemLibModuleNode> Create(std::string prefix);
   ~SystemLibModuleNode() override;
 
