@@ -5,6 +5,8 @@
 #include "api/sorun.h"
 #include "api/sorun_impl.h"
 #include "executor/executor_registry.h"
+#include "runtime/library_module.h"
+#include "runtime/registry_keys.h"
 
 namespace sorun {
 namespace {
@@ -83,6 +85,18 @@ StatusOr<Model> Model::LoadFromFiles(const std::string& graph_json_path, const s
   SORUN_ASSIGN_OR_RETURN(Module library, sorun::Load(library_path, ToLoadOptions(options)));
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, ExecutableFromFiles(graph_json_path, library, params_path));
   return Model(std::make_shared<const Impl>(Impl{std::move(executable), library_path}));
+}
+
+StatusOr<Model> Model::LoadSystemLib(const std::string& prefix) {
+  const std::string name = SystemLibName(prefix);
+  SORUN_ASSIGN_OR_RETURN(Module root, LoadSystemLibModel(prefix));
+  if (FindSystemLibSymbol(prefix + keys::kSymbolDevMblob) == nullptr) {
+    return FailedPrecondition(name + ": no " + prefix + keys::kSymbolDevMblob +
+                              " is registered, only kernels: the model's graph and weights are missing (link the "
+                              "module blob of TVM's system-lib build with its kernels)");
+  }
+  SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, ExecutableOfRoot(root, name));
+  return Model(std::make_shared<const Impl>(Impl{std::move(executable), name}));
 }
 
 // A moved-from Model has no state: its accessors return empty values, NewExecutor an error.

@@ -12,4 +12,9 @@ StatusOr<Module> LoadFromMemory(std::string_view bytes, const std::string& name,
   return LoadModuleFromMemory(bytes, name, options);
 }
 
+StatusOr<Module> LoadSystemLibModel(const std::string& prefix) {
+  SORUN_RETURN_IF_ERROR(Initialize());
+  return LoadSystemLib(prefix);
+}
+
 }  // namespace sorun

@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "runtime/module.h"
 #include "serialization/loader.h"
+#include "serialization/system_lib_loader.h"
 
 namespace sorun {
 
@@ -25,6 +26,8 @@ namespace sorun {
 StatusOr<Module> Load(const std::string& path, const LoadOptions& options = {});
 // The same from bytes in memory (serialization/loader.h LoadModuleFromMemory); `name` stands for the path.
 StatusOr<Module> LoadFromMemory(std::string_view bytes, const std::string& name, const LoadOptions& options = {});
+// The module tree of the system-lib model registered under `prefix` (serialization/system_lib_loader.h).
+StatusOr<Module> LoadSystemLibModel(const std::string& prefix = "");
 
 }  // namespace sorun
 

@@ -277,6 +277,14 @@ class Model {
   // params file is mapped and its tensors used in place when 64-byte aligned (as sorun writes them).
   static StatusOr<Model> LoadFromFiles(const std::string& graph_json_path, const std::string& library_path,
                                        const std::string& params_path, const RuntimeOptions& options = {});
+  // A model linked into this program (TVM's `system-lib` build; docs/embedded.md "System-lib models"):
+  // its kernels and `__tvm_dev_mblob` were registered at startup by global constructors calling
+  // TVMBackendRegisterSystemLibSymbol, each name prefixed with `prefix` (TVM's system_lib_prefix; ""
+  // when the model was built without one). The graph executor calls the registered kernels by name.
+  // NotFound when nothing is registered under `prefix`; DataLoss naming `<prefix>__tvm_dev_mblob` and
+  // the byte for a malformed blob; FailedPrecondition when only kernels (no blob) are registered. path()
+  // is "system-lib" or "system-lib:<prefix>". Each call builds a new Model; the weights are used in place.
+  static StatusOr<Model> LoadSystemLib(const std::string& prefix = "");
 
   // Inputs (parameters flagged is_param) and outputs, read from the model without running (the same
   // as Executor::inputs() / outputs()).

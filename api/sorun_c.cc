@@ -70,6 +70,7 @@ sorun_status_t Report(const Status& status) { return status.ok() ? SORUN_OK : Fa
 // may itself throw bad_alloc; then the code still comes back and the text is left as it was.
 template <typename Body>
 sorun_status_t Guarded(const char* function, Body&& body) noexcept {
+#if __cpp_exceptions
   StatusCode code = StatusCode::kResourceExhausted;  // if not even the error Status can be allocated
   try {
     Status status = CallGuarded(function, std::forward<Body>(body));
@@ -78,6 +79,9 @@ sorun_status_t Guarded(const char* function, Body&& body) noexcept {
   } catch (...) {
     return static_cast<sorun_status_t>(code);
   }
+#else  // nothing can escape `body` (base/call_guarded.h)
+  return Report(CallGuarded(function, std::forward<Body>(body)));
+#endif
 }
 
 Status NullArgument(const char* function, const char* argument) {

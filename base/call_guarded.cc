@@ -5,8 +5,14 @@
 
 namespace sorun {
 
+#if __cpp_exceptions  // without exceptions there is nothing to convert (call_guarded.h)
+
 Status ExceptionStatus(const char* function, const std::exception* e) {
+#if __cpp_rtti
   const bool out_of_memory = e != nullptr && dynamic_cast<const std::bad_alloc*>(e) != nullptr;
+#else  // exceptions without RTTI: not a build sorun makes; bad_alloc is then reported as Internal
+  const bool out_of_memory = false;
+#endif
   const StatusCode code = out_of_memory ? StatusCode::kResourceExhausted : StatusCode::kInternal;
   try {
     std::string message = std::string(function) + ": ";
@@ -22,5 +28,6 @@ Status ExceptionStatus(const char* function, const std::exception* e) {
     return Status(code, std::string(function) + ": C++ exception");
   }
 }
+#endif  // __cpp_exceptions
 
 }  // namespace sorun

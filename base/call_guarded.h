@@ -9,6 +9,11 @@
 // sorun_status_t and sorun_last_error()), the TVM C ABI (GuardCBoundary, runtime/packed_func.h: -1
 // and TVMGetLastError()) and the Triton backend (serving/triton/backend.cc: a TRITONSERVER_Error).
 //
+// Without C++ exceptions (-fno-exceptions: the static core of docs/embedded.md) nothing can escape,
+// so CallGuarded calls straight through and ExceptionStatus does not exist: there, as everywhere in such
+// a program, a failed allocation aborts (operator new cannot report it), which is the one behaviour that
+// differs from the normal build.
+//
 // Public (//base:call_guarded is visible to everyone, like //base:status): the Triton backend builds
 // on public targets only. Stateless; thread-safe.
 #ifndef SORUN_BASE_CALL_GUARDED_H_
@@ -21,6 +26,7 @@
 
 namespace sorun {
 
+#if __cpp_exceptions
 // The Status for exception `e` (null: not a std::exception) caught at the boundary `function`, as in
 // the table above. If there is no memory for that message, the same code with "<function>: C++
 // exception"; throws std::bad_alloc only when not even that Status can be allocated.
@@ -40,6 +46,12 @@ Status CallGuarded(const char* function, F&& body) {
     return ExceptionStatus(function, nullptr);
   }
 }
+#else
+template <typename F>
+Status CallGuarded(const char*, F&& body) {
+  return std::forward<F>(body)();
+}
+#endif
 
 }  // namespace sorun
 

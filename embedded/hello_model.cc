@@ -3,6 +3,8 @@
 // bench/README.md). It loads one model file, fills every non-parameter input with zeros, runs once and
 // prints each output's description and first value. Exit 0 on success, 1 with the error on stderr when
 // any step fails (a malformed or foreign-architecture model is refused by Model::Load), 2 on bad usage.
+// Built with -DSORUN_HELLO_SYSTEM_LIB (hello_model_graph_system_lib) it runs the model linked into the
+// program instead (Model::LoadSystemLib: TVM's system-lib build), its optional argument the prefix.
 #include <cstdio>
 #include <vector>
 
@@ -18,11 +20,19 @@ int Fail(const char* step, const sorun::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef SORUN_HELLO_SYSTEM_LIB
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: %s [SYSTEM_LIB_PREFIX]\n", argv[0]);
+    return 2;
+  }
+  sorun::StatusOr<sorun::Model> model = sorun::Model::LoadSystemLib(argc == 2 ? argv[1] : "");
+#else
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s MODEL.so\n", argv[0]);
     return 2;
   }
   sorun::StatusOr<sorun::Model> model = sorun::Model::Load(argv[1]);
+#endif
   if (!model.ok()) return Fail("load", model.status());
   sorun::StatusOr<sorun::Executor> exec = model->NewExecutor();
   if (!exec.ok()) return Fail("executor", exec.status());

@@ -1,9 +1,28 @@
 """sorun_static_core: one variant of the CPU-only runtime merged into a single static archive
 (lib<name>.a) for applications built outside Bazel, with the system libraries it needs recorded in
 lib<name>.linkopts. Linking the target from Bazel links exactly that archive (whole, since the runtime
-registers its executors and backend explicitly), so the hello programs prove the archive complete."""
+registers its executors and backend explicitly), so the hello programs prove the archive complete.
+
+With `noexc = True` the whole runtime below it (sorun and third-party C++ alike) is compiled with
+NO_EXCEPTIONS_COPTS through a configuration transition on --cxxopt, so one build can hold both kinds of
+archive (docs/embedded.md, "-fno-exceptions -fno-rtti")."""
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+
+# The flags of the no-exception static core (C++ only: C sources need neither).
+NO_EXCEPTIONS_COPTS = ["-fno-exceptions", "-fno-rtti"]
+
+def _noexc_transition_impl(settings, attr):
+    cxxopt = settings["//command_line_option:cxxopt"]
+    if not attr.noexc:
+        return {"//command_line_option:cxxopt": cxxopt}
+    return {"//command_line_option:cxxopt": cxxopt + [f for f in NO_EXCEPTIONS_COPTS if f not in cxxopt]}
+
+_noexc_transition = transition(
+    implementation = _noexc_transition_impl,
+    inputs = ["//command_line_option:cxxopt"],
+    outputs = ["//command_line_option:cxxopt"],
+)
 
 def _archives_and_flags(deps):
     archives = []
@@ -57,7 +76,11 @@ def _sorun_static_core_impl(ctx):
 sorun_static_core = rule(
     implementation = _sorun_static_core_impl,
     attrs = {
-        "deps": attr.label_list(providers = [CcInfo], mandatory = True),
+        "deps": attr.label_list(providers = [CcInfo], mandatory = True, cfg = _noexc_transition),
+        "noexc": attr.bool(default = False, doc = "compile deps with NO_EXCEPTIONS_COPTS"),
+        "_allowlist_function_transition": attr.label(
+            default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
+        ),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
     },
     fragments = ["cpp"],

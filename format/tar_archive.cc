@@ -321,7 +321,7 @@ StatusOr<std::string> Inflate(const uint8_t* data, size_t size, const std::strin
   uint64_t trailing = 0;  // zero bytes inflated past the end-of-archive marker (dropped)
   constexpr size_t kChunk = size_t{1} << 20;
   constexpr uInt kMaxIn = uInt{1} << 30;
-  try {
+  auto inflate_all = [&]() -> StatusOr<std::string> {
     out.resize(std::min<uint64_t>(std::max<uint64_t>(size * 4, 4096), max_output_bytes));
     size_t produced = 0;
     for (;;) {
@@ -379,10 +379,17 @@ StatusOr<std::string> Inflate(const uint8_t* data, size_t size, const std::strin
       }
     }
     out.resize(produced);
+    return std::move(out);
+  };
+#if __cpp_exceptions
+  try {
+    return inflate_all();
   } catch (const std::bad_alloc&) {
     return ResourceExhausted(source_name + ": gzip: out of memory inflating the archive");
   }
-  return out;
+#else  // a failed allocation aborts (base/call_guarded.h)
+  return inflate_all();
+#endif
 }
 
 }  // namespace

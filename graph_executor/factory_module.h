@@ -58,6 +58,8 @@ class GraphExecutorFactoryNode final : public ModuleNode {
                                                               std::vector<uint64_t> offsets = {});
 
   const char* type_key() const override;
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
   int property_mask() const override { return kModuleBinarySerializable | kModuleRunnable; }
   // Writes the payload with every parameter's data 64-byte aligned in the final library.

@@ -16,7 +16,7 @@ namespace {
 StatusOr<Module> ThreeFileKernelLibrary(const Module& lib, const std::string& graph_json_path) {
   if (!lib.defined()) return InvalidArgument(graph_json_path + ": no kernel library module given");
   if (lib->provides_kernels()) return lib;
-  if (dynamic_cast<GraphExecutorFactoryNode*>(lib.get()) != nullptr && !lib.imports().empty() &&
+  if (ModuleNodeAs<GraphExecutorFactoryNode>(lib) != nullptr && !lib.imports().empty() &&
       lib.imports()[0]->provides_kernels()) {
     return lib.imports()[0];
   }
@@ -38,7 +38,7 @@ StatusOr<std::unique_ptr<GraphExecutor>> CreateWithSignature(const ModelParts& p
 }  // namespace
 
 StatusOr<GraphExecutorFactoryNode*> GetFactory(const Module& model) {
-  auto* factory = dynamic_cast<GraphExecutorFactoryNode*>(model.get());
+  auto* factory = ModuleNodeAs<GraphExecutorFactoryNode>(model);
   if (factory == nullptr) {
     return FailedPrecondition(std::string("the model's root module is '") +
                               (model.defined() ? model.type_key() : "null") +
@@ -125,7 +125,7 @@ StatusOr<std::unique_ptr<ModelExecutor>> GraphExecutable::NewExecutor(std::vecto
 }
 
 StatusOr<ObjectPtr<Executable>> GraphExecutableOfRoot(const Module& root, const std::string& path) {
-  if (dynamic_cast<GraphExecutorFactoryNode*>(root.get()) == nullptr) return ObjectPtr<Executable>();
+  if (ModuleNodeAs<GraphExecutorFactoryNode>(root) == nullptr) return ObjectPtr<Executable>();
   auto parts = PartsOfPackedModel(root);
   if (!parts.ok()) return std::move(parts).status().Annotate(path);
   return ObjectPtr<Executable>(GraphExecutable::Make(std::move(*parts)));

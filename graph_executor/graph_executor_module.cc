@@ -176,7 +176,7 @@ Module MakeGraphExecutorModule(std::unique_ptr<GraphExecutor> executor) {
 }
 
 GraphExecutor* AsGraphExecutor(const Module& module) {
-  auto* node = dynamic_cast<GraphExecutorModuleNode*>(module.get());
+  auto* node = ModuleNodeAs<GraphExecutorModuleNode>(module);
   return node ? &node->executor() : nullptr;
 }
 

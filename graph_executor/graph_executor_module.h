@@ -22,6 +22,8 @@ class GraphExecutorModuleNode final : public ModuleNode {
  public:
   explicit GraphExecutorModuleNode(std::unique_ptr<GraphExecutor> executor) : executor_(std::move(executor)) {}
   const char* type_key() const override;
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
   std::vector<std::string> ListFunctionNames() const override;
   GraphExecutor& executor() { return *executor_; }

@@ -117,7 +117,7 @@ StatusOr<ExportReport> ExportLibrary(const Module& root, const std::string& outp
   SORUN_ASSIGN_OR_RETURN(SerializedModuleTree tree, SerializeModuleTree(root));
   std::vector<HostCode> host;
   for (const Module& dso : tree.dso_modules) {
-    auto* code = dynamic_cast<const HostCodeModuleNode*>(dso.get());
+    const auto* code = ModuleNodeAs<HostCodeModuleNode>(dso);
     if (code == nullptr) {
       return FailedPrecondition(std::string("cannot export: DSO module of type '") + dso.type_key() +
                                 "' carries no host code to link");

@@ -27,6 +27,8 @@ class HostCodeModuleNode final : public ModuleNode {
 
   // "c": the type key TVM's serializer treats as DSO-exportable.
   const char* type_key() const override { return "c"; }
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   PackedFunc GetFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override { return PackedFunc(); }
   int property_mask() const override { return kModuleDsoExportable; }
   const HostCode& code() const { return code_; }

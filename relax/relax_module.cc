@@ -20,7 +20,7 @@ namespace {
 // The kernel library below a Relax root: the first LibraryModuleNode among its imports.
 Module KernelLibraryOf(const ModuleNode& root) {
   for (const Module& m : root.imports()) {
-    if (dynamic_cast<LibraryModuleNode*>(m.get()) != nullptr) return m;
+    if (ModuleNodeAs<LibraryModuleNode>(m) != nullptr) return m;
   }
   return Module();
 }
@@ -54,7 +54,7 @@ StatusOr<Module> LoadFfiLibraryBin(const uint8_t* symbol, uint64_t size, const s
   SORUN_ASSIGN_OR_RETURN(const LibraryBlobModule* root, RootExecutable(blob));
   // The one "can sorun run this export" check (as `sorun inspect` shows it), before anything is built;
   // kernels are judged by the loaded library under the kernel rule.
-  auto* library = dynamic_cast<LibraryModuleNode*>(lib.get());
+  auto* library = ModuleNodeAs<LibraryModuleNode>(lib);
   if (library == nullptr) return Internal("no kernel library module");
   const ConstantTagDialect dialect =
       UsesFfiConstantTags(blob.generation) ? ConstantTagDialect::kFfiTypeIndex : ConstantTagDialect::kLegacyEnum;
@@ -123,9 +123,7 @@ StatusOr<ObjectPtr<VmProgram>> RelaxExecutableModule::Program(const std::string&
   return program_;
 }
 
-RelaxExecutableModule* AsRelaxExecutable(const Module& root) {
-  return dynamic_cast<RelaxExecutableModule*>(root.get());
-}
+RelaxExecutableModule* AsRelaxExecutable(const Module& root) { return ModuleNodeAs<RelaxExecutableModule>(root); }
 
 namespace {
 

@@ -37,6 +37,8 @@ class RelaxExecutableModule final : public ModuleNode {
         generation_(generation) {}
 
   const char* type_key() const override { return type_key_.c_str(); }
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   // No packed functions: sorun runs the executable through sorun::Model / relax::VmExecutor.
   PackedFunc GetFunction(std::string_view, const ObjectPtr<ModuleNode>&) override { return PackedFunc(); }
   int property_mask() const override { return kModuleBinarySerializable; }

@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kMaxInputNdim = 64;
 
 // The library module among `lib` and its imports (the `_lib` of the export).
-LibraryModuleNode* AsLibrary(const Module& lib) { return dynamic_cast<LibraryModuleNode*>(lib.get()); }
+LibraryModuleNode* AsLibrary(const Module& lib) { return ModuleNodeAs<LibraryModuleNode>(lib); }
 
 }  // namespace
 

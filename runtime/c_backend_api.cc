@@ -230,4 +230,11 @@ void* FindSystemLibSymbol(const std::string& name) {
   return it == SystemLib().table.end() ? nullptr : it->second;
 }
 
+size_t CountSystemLibSymbols(const std::string& prefix) {
+  std::lock_guard<std::mutex> lock(SystemLib().mutex);
+  size_t n = 0;
+  for (const auto& entry : SystemLib().table) n += entry.first.compare(0, prefix.size(), prefix) == 0 ? 1 : 0;
+  return n;
+}
+
 }  // namespace sorun

@@ -33,6 +33,8 @@ class LibraryModuleNode final : public ModuleNode {
   ~LibraryModuleNode() override;
 
   const char* type_key() const override;
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   // Any symbol of the library's scope (bare dlsym, plus the __tvm_main__ indirection): for the
   // runtime's own lookups by fixed names (_lookup_linked_param, __tvm_main__) and host code's
   // TVMBackendGetFuncFromEnv. Never for names read from a file: use GetKernelFunction.
@@ -85,6 +87,8 @@ class LibraryModuleNode final : public ModuleNode {
 void RegisterSystemLibSymbol(const std::string& name, void* ptr);
 // The registered address, or null.
 void* FindSystemLibSymbol(const std::string& name);
+// How many registered names start with `prefix` ("" counts all).
+size_t CountSystemLibSymbols(const std::string& prefix);
 
 }  // namespace sorun
 

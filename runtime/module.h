@@ -56,6 +56,9 @@ class ModuleNode : public Object {
   // such function; any other error when it has one that is not a kernel, saying why. Default: when
   // provides_kernels(), GetFunction(name); otherwise NotFound. Thread-safe after loading.
   virtual StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self);
+  // The identity of this node's class, for ModuleNodeAs below: a class that callers must recognise
+  // declares `static constexpr char kClassId = 0;` and returns &kClassId. Default: nullptr (not recognisable).
+  virtual const void* class_id() const { return nullptr; }
 
   const std::vector<Module>& imports() const { return imports_; }
   // Appends `child` to the imports. Refuses a child that would create an import cycle.
@@ -101,6 +104,17 @@ class Module {
  private:
   ObjectPtr<ModuleNode> node_;
 };
+
+// The one "is this module of kind T" rule: `module`'s node as a T (a final ModuleNode class with a
+// `static constexpr char kClassId`), or nullptr when it is null or of another class. sorun's dynamic_cast
+// for modules; it needs no RTTI, so the static core builds with -fno-rtti (docs/embedded.md). Not a
+// type-key comparison: keys are data (a Relax export names its own, a test or fuzz stand-in may claim
+// "library"), and a static_cast chosen by one would be undefined behaviour. Thread-safe.
+template <typename T>
+T* ModuleNodeAs(const Module& module) {
+  ModuleNode* node = module.get();
+  return node != nullptr && node->class_id() == &T::kClassId ? static_cast<T*>(node) : nullptr;
+}
 
 }  // namespace sorun
 

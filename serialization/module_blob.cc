@@ -5,6 +5,7 @@
 #include "runtime/blob_loader.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
+#include "runtime/system_lib_module.h"
 
 namespace sorun {
 
@@ -203,8 +204,9 @@ Status ValidateImportTree(const BlobLayout& layout) {
 }
 
 StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const BlobLayout& layout, const Module& lib) {
-  auto* library = dynamic_cast<LibraryModuleNode*>(lib.get());
-  if (library == nullptr) return Internal("AttachImportTree: no kernel library module");
+  auto* library = ModuleNodeAs<LibraryModuleNode>(lib);
+  auto* system_lib = ModuleNodeAs<SystemLibModuleNode>(lib);
+  if (library == nullptr && system_lib == nullptr) return Internal("AttachImportTree: no kernel library module");
   if (modules.size() != layout.modules.size()) return Internal("AttachImportTree: one module per blob entry expected");
   // The kernel library's imports first: it may be shared with a concurrent load of the same file, and
   // attaching under its lock (once per library) makes its import list final before any Import below
@@ -216,7 +218,9 @@ StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const Blob
     for (uint64_t c : layout.Children(static_cast<size_t>(layout.lib_index))) lib_children.push_back(modules[c]);
   }
   if (!lib_children.empty() || layout.lib_index >= 0 || !layout.has_import_tree) {
-    SORUN_RETURN_IF_ERROR(library->AttachImportsOnce(lib_children).status());
+    SORUN_RETURN_IF_ERROR(
+        (library != nullptr ? library->AttachImportsOnce(lib_children) : system_lib->AttachImportsOnce(lib_children))
+            .status());
   }
   if (!layout.has_import_tree) return lib;
   for (size_t i = 0; i < modules.size(); ++i) {

@@ -78,10 +78,11 @@ Status ParseModuleBlob(BinaryReader& reader, const BlobPayloadHandler& handler, 
 StatusOr<std::vector<Module>> LoadBlobModules(BinaryReader& reader, BlobLayout* layout);
 
 // Attaches the imports `layout` describes to `modules` (one per entry; the "_lib" entry, if any, must be
-// `lib`, the kernel library) and returns the root: module 0 with an import tree; without one (pre-v0.7
-// exporters), `lib` importing every module in blob order. The kernel library's own imports are attached
-// once per loaded library (LibraryModuleNode::AttachImportsOnce: a second load of the same file keeps
-// the first tree). The one rebuild used by every blob generation (serialization/loader.cc, relax/).
+// `lib`, the kernel library: a LibraryModuleNode, or a SystemLibModuleNode for a system-lib model) and
+// returns the root: module 0 with an import tree; without one (pre-v0.7 exporters), `lib` importing every
+// module in blob order. The kernel library's own imports are attached once per loaded library
+// (AttachImportsOnce: a second load of the same file keeps the first tree). The one rebuild used by every
+// blob generation (serialization/loader.cc, system_lib_loader.cc, relax/).
 StatusOr<Module> AttachImportTree(const std::vector<Module>& modules, const BlobLayout& layout, const Module& lib);
 
 // row_ptr has one more entry than there are modules, starts at 0, never decreases and ends at

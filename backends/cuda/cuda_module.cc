@@ -95,6 +95,8 @@ class CudaModuleNode final : public ModuleNode {
   }
 
   const char* type_key() const override { return keys::kTypeKeyCuda; }
+  const void* class_id() const override { return &kClassId; }
+  static constexpr char kClassId = 0;
   int property_mask() const override { return kModuleBinarySerializable | kModuleRunnable; }
   // Its kernels check their own arguments, so a graph node may name them (runtime/module.h, "Kernels").
   bool provides_kernels() const override { return true; }
@@ -309,7 +311,7 @@ StatusOr<Module> CreateCudaModule(DeviceModulePayload payload) {
 }
 
 Status PrepareCudaModule(const Module& module, int device_id) {
-  auto* node = module.defined() ? dynamic_cast<CudaModuleNode*>(module.get()) : nullptr;
+  auto* node = ModuleNodeAs<CudaModuleNode>(module);
   if (node == nullptr) {
     return InvalidArgument(std::string("PrepareCudaModule: not a cuda module (") +
                            (module.defined() ? module.type_key() : "null") + ")");
