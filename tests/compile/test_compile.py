@@ -156,7 +156,7 @@ def test_interrupted_tune_leaves_nothing(models, tmp_path):
     assert (db / "logs").is_dir(), "tuning did not start"
     time.sleep(3)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
-    stdout, stderr = proc.communicate(timeout=180)
+    stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, (stdout, stderr[-2000:])
     assert "sorun compile: tune: interrupted" in stderr, stderr[-2000:]
     assert not out.exists() and not no_partials(tmp_path)

@@ -13,6 +13,7 @@ of trials until the time is spent, each round starting from the database's best.
 import json
 import os
 import re
+import threading
 import time
 
 from .errors import CompileError, last_line
@@ -80,6 +81,10 @@ def database_records(work_dir):
         return sum(1 for line in f if line.strip())
 
 
+# Set by the worker's SIGINT handler (tvm_worker.main): MetaSchedule can swallow the KeyboardInterrupt raised
+# inside its callbacks and go on, so the tune also checks this after every round.
+INTERRUPTED = threading.Event()
+
 LEDGER = "sorun_compile_tuning.json"  # in the database directory: what was tuned for which model and target
 
 
@@ -146,12 +151,15 @@ def tune(mod, target, work_dir, budget, log):
                 num_trials_per_iter=min(64, max(4, n // max(1, len(tasks)))), builder=builder, runner=runner,
                 cost_model=cost_model(), strategy=search_strategy(n, len(tasks)), seed=len(tasks) + trials)
         except KeyboardInterrupt:
-            raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
-                               "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
+            INTERRUPTED.set()
         except CompileError:
             raise
         except Exception as e:  # TVM errors: one line, naming the step
-            raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+            if not INTERRUPTED.is_set():
+                raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+        if INTERRUPTED.is_set():
+            raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
+                               "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
         trials += n
         _record(work_dir, key, n, time.time() - t_round)
         if kind == "trials" or done["seconds"] + time.time() - t0 >= amount:

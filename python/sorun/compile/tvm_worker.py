@@ -13,6 +13,7 @@ machine when the target does not run here), inputs.npz and tvm_outputs.npz (TVM'
 """
 import json
 import os
+import signal
 import sys
 import time
 
@@ -182,6 +183,12 @@ def main(argv):
     with open(request_path) as f:
         req = json.load(f)
     step = {"name": "setup"}
+
+    def on_sigint(_signum, _frame):
+        tuning.INTERRUPTED.set()  # remembered even where MetaSchedule swallows the exception
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
 
     def log(msg):
         print("sorun compile: " + msg, file=sys.stderr, flush=True)
