@@ -3,7 +3,6 @@
 stderr as "sorun compile: STEP: MESSAGE"), 130 interrupted."""
 import argparse
 import json
-import os
 import sys
 
 from .errors import CompileError
@@ -95,4 +94,4 @@ def console_main():
 
 
 if __name__ == "__main__":
-    sys.exit(main(os.sys.argv[1:]))
+    sys.exit(main())
