@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The sanitizer jobs of CI (.ci/run calls this after the main suite):
-#   asan: bazel test --config=asan //...                                          (ASan + LSan + UBSan, gcc)
+#   asan: bazel test --config=asan --build_tests_only //...                       (ASan + LSan + UBSan, gcc)
 #   tsan: bazel test --config=tsan --test_tag_filters=concurrency --build_tests_only //...   (TSan, gcc)
+# --build_tests_only: every test and what it depends on, not the targets no test uses (the other CPythons'
+# extensions and wheels, benchmarks, fuzzers, the -Os static cores: minutes of sanitizer compiles on 2 cores
+# that no sanitized test would run; the fuzz job builds the fuzzers with ASan itself).
 # Each config builds into its own output directory (--platform_suffix), so the jobs do not rebuild each
 # other's objects; the first run of each compiles everything once (several minutes on 2 cores).
 #
@@ -18,7 +21,7 @@ JOBS=("$@")
 # TSan: the .bazelrc options plus the suppressions file (an absolute path: tests run in their runfiles).
 TSAN_SUPPRESSIONS="$PWD/tools/ci/tsan_suppressions.txt"
 declare -A ARGS=(
-  [asan]="--config=asan //..."
+  [asan]="--config=asan --build_tests_only //..."
   [tsan]="--config=tsan --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$TSAN_SUPPRESSIONS --test_tag_filters=concurrency --build_tests_only //..."
 )
 REPORTS='ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: reported|runtime error: |UndefinedBehaviorSanitizer'
