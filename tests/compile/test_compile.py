@@ -66,6 +66,38 @@ def test_host_tuned_tiny_budget_then_reused(models, tmp_path):
     np.testing.assert_allclose(np.asarray(got), ort_outputs(models["small"], {"x": x})[0], rtol=1e-4, atol=1e-5)
 
 
+def test_time_budget_stops_at_its_deadline_then_reused(models, tmp_path):
+    """--tune 40s ends the tune at the deadline (mid-round: the rest of the round is skipped, not measured),
+    the ledger counts the seconds, and the same budget again tunes nothing."""
+    db, out = tmp_path / "db", tmp_path / "timed.so"
+    args = [models["small"], "--input", "x:1x3x16x16", "--tune", "40s", "--database", str(db)]
+    r = compile_cmd(*args, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    # The budget's clock starts after MetaSchedule's tensor intrinsics are loaded (over a minute here); one
+    # batch of the small net's kernels measures in seconds, a whole round took 35-100 s on 2 loaded cores.
+    ledger = json.loads((db / "sorun_compile_tuning.json").read_text())
+    assert 40 <= [v["seconds"] for v in ledger.values()][0] < 40 + 40, ledger
+    r = compile_cmd(*args, "-o", str(tmp_path / "again.so"))
+    assert r.returncode == 0 and "all reused: no tuning" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_check_tolerance_is_relative_to_the_output_scale():
+    """A near-zero element may carry the absolute error of the output's large values; an error beyond
+    rtol of the output's largest magnitude is still refused, naming the element."""
+    from sorun.compile import checks
+    from sorun.compile.errors import CompileError
+
+    want = np.array([[8.0, -5.0, 0.004]], np.float32)
+    near = want + np.array([[1e-5, -2e-5, 6e-5]], np.float32)
+    result = checks.compare("sorun", [near], [want], 1e-4, 1e-5)
+    assert result["max_abs"] == pytest.approx(6e-5, rel=1e-2) and result["max_rel"] < 1e-5
+    far = want + np.array([[0, 0, 2e-3]], np.float32)
+    with pytest.raises(CompileError, match="element 2 is"):
+        checks.compare("sorun", [far], [want], 1e-4, 1e-5)
+    with pytest.raises(CompileError, match="NaN"):
+        checks.compare("sorun", [np.array([[8.0, np.nan, 0.0]], np.float32)], [want], 1e-4, 1e-5)
+
+
 def test_cuda_fatbin_without_a_gpu(models, tmp_path, sorun_bin):
     if shutil.which("nvcc") is None:
         pytest.skip("no nvcc on PATH (the CUDA Toolkit)")

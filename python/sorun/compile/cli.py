@@ -58,7 +58,8 @@ def _report_lines(r):
     else:
         yield "  check      %s, seed %d, inputs %s" % (c["what"], c["seed"], c["inputs"])
         for who, key in (("sorun", "sorun_vs_onnxruntime"), ("TVM's VM", "tvm_vm_vs_onnxruntime")):
-            yield "             %-8s vs ONNX Runtime: max abs diff %.3g, max rel diff %.3g (rtol %g, atol %g)" % (
+            yield ("             %-8s vs ONNX Runtime: max abs diff %.3g, %.3g of the output's scale "
+                   "(rtol %g, atol %g)") % (
                 who, c[key]["max_abs"], c[key]["max_rel"], c["rtol"], c["atol"])
         yield "             sorun vs TVM's VM: %s" % ("bit-identical" if c["sorun_vs_tvm_vm_identical"] else "differ "
                                                        "within the tolerance")

@@ -8,7 +8,8 @@ MetaScheduleApplyDatabase; kernels without a record keep TVM's default schedule.
 this runtime's hosts: the builder's workers skip `import tvm.s_tir.tensor_intrin` (over a minute of
 TVMScript parsing per worker, and MetaSchedule restarts its build workers for every batch, so with TVM's
 default build function every build on a small machine times out), and the budget may be wall time: rounds
-of trials until the time is spent, each round starting from the database's best.
+of trials until the time is spent, each round starting from the database's best, stopped mid-round at the
+deadline (a measure callback, after the batch that crosses it has been written to the database).
 """
 import json
 import os
@@ -85,6 +86,10 @@ def database_records(work_dir):
 # inside its callbacks and go on, so the tune also checks this after every round.
 INTERRUPTED = threading.Event()
 
+# Set by StopAt when a time budget's deadline stopped the tune (the exception MetaSchedule passes back up is
+# then the planned end, not a failure).
+DEADLINE_REACHED = threading.Event()
+
 LEDGER = "sorun_compile_tuning.json"  # in the database directory: what was tuned for which model and target
 
 
@@ -116,6 +121,49 @@ def _record(work_dir, key, trials, seconds):
     os.replace(tmp, os.path.join(work_dir, LEDGER))
 
 
+def stop_at(deadline, measured):
+    """A MetaSchedule measure callback, run after each measured batch (after TVM's default callbacks have
+    written the batch to the database): counts the batch's built trials into `measured` (a one-element list) and
+    ends the tune by raising once `deadline` (time.time(), or None) has passed or Ctrl-C was pressed, so a
+    time budget overruns by at most one batch instead of one round, and an interrupt does not wait for it."""
+    import tvm.s_tir.meta_schedule as ms  # pylint: disable=import-outside-toplevel
+    from tvm.ir.utils import derived_object  # pylint: disable=import-outside-toplevel
+
+    @derived_object
+    class StopAt(ms.measure_callback.PyMeasureCallback):
+        def apply(self, _scheduler, _task_id, _candidates, builder_results, _runner_results):
+            measured[0] += sum(1 for b in builder_results if b.error_msg is None)  # built and measured
+            if INTERRUPTED.is_set():
+                raise KeyboardInterrupt
+            if deadline is not None and time.time() >= deadline:
+                DEADLINE_REACHED.set()
+                raise TimeoutError("the tuning time budget is spent")
+
+    return StopAt()
+
+
+def builder_until(deadline):
+    """MetaSchedule's LocalBuilder (with build_without_intrinsics) that stops building once `deadline`
+    (time.time(), or None) has passed or Ctrl-C was pressed: later candidates come back as build errors at
+    once. MetaSchedule's first pass sends a batch of every kernel before it measures (and calls back for)
+    any, which StopAt alone cannot cut short; skipped candidates are not measured, so nothing slow or
+    wrong enters the database."""
+    import tvm.s_tir.meta_schedule as ms  # pylint: disable=import-outside-toplevel
+    from tvm.ir.utils import derived_object  # pylint: disable=import-outside-toplevel
+
+    local = ms.builder.LocalBuilder(f_build=build_without_intrinsics, timeout_sec=120)
+
+    @derived_object
+    class UntilDeadline(ms.builder.PyBuilder):
+        def build(self, build_inputs):
+            if not INTERRUPTED.is_set() and (deadline is None or time.time() < deadline):
+                return local.build(build_inputs)
+            why = "not built: interrupted" if INTERRUPTED.is_set() else "not built: the tuning time budget is spent"
+            return [ms.builder.BuilderResult(None, why) for _ in build_inputs]
+
+    return UntilDeadline()
+
+
 def tune(mod, target, work_dir, budget, log):
     """Tunes prepared `mod` for `target` within `budget` (parse_budget's pair), recording into `work_dir`.
     A budget this database already spent on the same module and target is not spent again (the ledger
@@ -134,35 +182,54 @@ def tune(mod, target, work_dir, budget, log):
             (work_dir, done["trials"], done["seconds"]))
         return {"tasks": len(tasks), "trials": 0, "seconds": time.time() - t0,
                 "records": database_records(work_dir), "reused": True}
+    # MetaSchedule's CPU schedule rules register the tensor intrinsics of TVMScript modules on first use: over a
+    # minute on 2 cores, paid once per compile. It happens here, before the budget's clock starts.
+    t_import = time.time()
+    import tvm.s_tir.tensor_intrin  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
+
+    log("tune: MetaSchedule's tensor intrinsics loaded in %.0f s (not counted in the budget)" %
+        (time.time() - t_import))
+    t0 = time.time()
     per_round = max(8, 4 * len(tasks))
     trials = 0
-    builder = ms.builder.LocalBuilder(f_build=build_without_intrinsics, timeout_sec=120)
+    deadline = t0 + amount - done["seconds"] if kind == "seconds" else None
+    DEADLINE_REACHED.clear()
+    t_recorded = t0
+    builder = builder_until(deadline)
     runner = ms.runner.LocalRunner(timeout_sec=60)
-    while True:
+    while not DEADLINE_REACHED.is_set():
         n = amount - done["trials"] - trials if kind == "trials" else per_round
         if n <= 0:
             break
         log("tune: %d kernels, %d trials this round (%s)" % (len(tasks), n, work_dir))
-        t_round = time.time()
+        measured = [0]
+        callbacks = ms.measure_callback.MeasureCallback.create("default") + [stop_at(deadline, measured)]
         try:
             ms.relax_integration.tune_relax(
                 mod, {}, target, work_dir, max_trials_global=n,
                 max_trials_per_task=max(1, -(-n // len(tasks))) if kind == "seconds" else None,
                 num_trials_per_iter=min(64, max(4, n // max(1, len(tasks)))), builder=builder, runner=runner,
+                measure_callbacks=callbacks,
                 cost_model=cost_model(), strategy=search_strategy(n, len(tasks)), seed=len(tasks) + trials)
         except KeyboardInterrupt:
             INTERRUPTED.set()
         except CompileError:
             raise
         except Exception as e:  # TVM errors: one line, naming the step
-            if not INTERRUPTED.is_set():
+            if not INTERRUPTED.is_set() and not DEADLINE_REACHED.is_set():
                 raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+        # A trial budget's round that ran to its end counts as the budget (MetaSchedule may measure a few more,
+        # finishing a batch, or fewer, out of candidates): the ledger says it is spent, so it is reused.
+        counted = measured[0] if INTERRUPTED.is_set() or kind == "seconds" else n
+        trials += counted
+        # Seconds from the last record (the first round's include extracting the tasks): a time budget's
+        # ledger then sums to the time spent, so the same budget again is reused.
+        _record(work_dir, key, counted, time.time() - t_recorded)
+        t_recorded = time.time()
         if INTERRUPTED.is_set():
             raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
                                "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
-        trials += n
-        _record(work_dir, key, n, time.time() - t_round)
-        if kind == "trials" or done["seconds"] + time.time() - t0 >= amount:
+        if kind == "trials" or time.time() >= deadline:
             break
     return {"tasks": len(tasks), "trials": trials, "seconds": time.time() - t0,
             "records": database_records(work_dir), "reused": False}
