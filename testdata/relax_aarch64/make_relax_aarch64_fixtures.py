@@ -50,7 +50,7 @@ def main():
             outputs = rm.tvm_reference(rm.build_export(mod, os.path.join(tmp, "x86_64.so")), inputs)
         rm.save_arrays(os.path.join(out_dir, name + "."), inputs, outputs)
         path = os.path.join(out_dir, name + ".so")
-        relax.build(mod, AARCH64).export_library(path, fcompile=CROSS_CC)
+        rm.build_export(mod, path, AARCH64, fcompile=CROSS_CC)
         print("%s %d bytes, %d outputs" % (path, os.path.getsize(path), len(outputs)))
         if name == "mlp":
             tar = os.path.join(out_dir, "mlp_tar.tar")
