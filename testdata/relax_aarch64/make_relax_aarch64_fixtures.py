@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the aarch64 Relax exports of tests/aarch64 (docs/embedded.md): TVM 0.27 models cross-compiled for
-64-bit Arm with NEON, their inputs, and reference outputs from the same model built for x86-64 and run by
-TVM's own runtime (TVM's runtime does not run on aarch64 here; sorun runs the aarch64 files under qemu).
+"""Writes the checked-in aarch64 Relax exports of tests/e2e/aarch64_exports_test.cc (docs/embedded.md): TVM
+0.27 models cross-compiled for 64-bit Arm with NEON, their inputs, and reference outputs from the same model
+built for x86-64 and run by TVM's own runtime (TVM's runtime does not run on aarch64 here; sorun runs the
+aarch64 files under qemu).
 
 Run with the pinned TVM venv (tests/interop/install_tvm027.sh) and Debian's gcc-aarch64-linux-gnu:
     ~/.cache/sorun/tvm027-venv/bin/python testdata/relax_aarch64/make_relax_aarch64_fixtures.py testdata/relax_aarch64
