@@ -12,9 +12,10 @@
 #   1. build: libsorun.so, the static cores and hello programs (full: also the CLI and the Triton backend);
 #   2. large exports: ResNet-18 and MobileNetV2 for aarch64 and their x86-64 TVM references
 #      (testdata/relax_aarch64/make_relax_aarch64_large.py, the pinned TVM 0.27 venv of
-#      tests/interop/install_tvm027.sh), input 1x3xNxN (N = SORUN_AARCH64_LARGE_SIZE, default 64), cached in
-#      ~/.cache/sorun/relax-aarch64-large/<hash of the generator sources>-<N>; handed to aarch64_exports_test
-#      as SORUN_AARCH64_LARGE_MODELS, which skips those two cases with the reason when the venv cannot be had;
+#      tests/interop/install_tvm027.sh), input 1x3xNxN (N = SORUN_AARCH64_LARGE_SIZE, default 64), cached
+#      in ~/.cache/sorun/relax-aarch64-large/<hash of the generator sources and pins>-<N>; given to
+#      aarch64_exports_test as SORUN_AARCH64_LARGE_MODELS (it skips those two cases, with the reason, when
+#      the venv cannot be had here);
 #   3. test: SUBSET under qemu, the "concurrency"-tagged ones --runs_per_test=3;
 #   4. size: embedded/size_report.sh against embedded/size_budget.txt.
 # Exit 3 (skipped, the reason printed) when the cross compiler or qemu-aarch64 is missing.
@@ -57,8 +58,10 @@ LARGE_ENV=()
 venv=${SORUN_TVM027_VENV:-$HOME/.cache/sorun/tvm027-venv}
 venv_log=$(mktemp)
 if bash tests/interop/install_tvm027.sh "$venv" >"$venv_log" 2>&1; then
-  key=$(cat testdata/relax_aarch64/make_relax_aarch64_large.py testdata/relax_aarch64/make_relax_aarch64_fixtures.py \
-    tests/interop/relax_models.py bench/peer/onnx_models.py | sha256sum | cut -c1-16)
+  # The key: the generator sources and the venv's pins (the installer's stamp: TVM's version, Python's).
+  key=$(cat testdata/relax_aarch64/make_relax_aarch64_large.py \
+    testdata/relax_aarch64/make_relax_aarch64_fixtures.py tests/interop/relax_models.py bench/peer/onnx_models.py \
+    "$venv/.sorun-tvm027-pins" | sha256sum | cut -c1-16)
   large="$HOME/.cache/sorun/relax-aarch64-large/$key-$LARGE_SIZE"
   if [ ! -f "$large/complete" ]; then
     mkdir -p "$(dirname "$large")"
