@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the aarch64 Relax exports of tests/aarch64 (docs/embedded.md): TVM 0.27 models cross-compiled for
-64-bit Arm with NEON, their inputs, and reference outputs from the same model built for x86-64 and run by
-TVM's own runtime (TVM's runtime does not run on aarch64 here; sorun runs the aarch64 files under qemu).
+"""Writes the checked-in aarch64 Relax exports of tests/e2e/aarch64_exports_test.cc (docs/embedded.md): TVM
+0.27 models cross-compiled for 64-bit Arm with NEON, their inputs, and reference outputs from the same model
+built for x86-64 and run by TVM's own runtime (TVM's runtime does not run on aarch64 here; sorun runs the
+aarch64 files under qemu).
 
 Run with the pinned TVM venv (tests/interop/install_tvm027.sh) and Debian's gcc-aarch64-linux-gnu:
     ~/.cache/sorun/tvm027-venv/bin/python testdata/relax_aarch64/make_relax_aarch64_fixtures.py testdata/relax_aarch64
@@ -50,7 +51,7 @@ def main():
             outputs = rm.tvm_reference(rm.build_export(mod, os.path.join(tmp, "x86_64.so")), inputs)
         rm.save_arrays(os.path.join(out_dir, name + "."), inputs, outputs)
         path = os.path.join(out_dir, name + ".so")
-        relax.build(mod, AARCH64).export_library(path, fcompile=CROSS_CC)
+        rm.build_export(mod, path, AARCH64, fcompile=CROSS_CC)
         print("%s %d bytes, %d outputs" % (path, os.path.getsize(path), len(outputs)))
         if name == "mlp":
             tar = os.path.join(out_dir, "mlp_tar.tar")

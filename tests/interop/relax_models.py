@@ -248,15 +248,19 @@ def bool_if_module():
 # ---------------------------------------------------------------------------------------------------
 # Building, running in TVM, writing the reference
 
-def build_export(mod, path, target=CPU_TARGET, fused=False):
+def build_export(mod, path, target=CPU_TARGET, fused=False, fcompile=None):
     """relax.build (the zero pipeline: legalize, no fusion) or, with fused, tvm.compile with the target's
-    default pipeline (FuseOps, FuseTIR, ...); then export_library(path)."""
+    default pipeline (FuseOps, FuseTIR, ...); then export_library(path), linked by fcompile when given (a
+    cross compiler: tvm.support.cc.cross_compiler(...)), else by TVM's default (the host's g++)."""
     target = tvm.target.Target(target) if isinstance(target, str) else target
     if fused:
         ex = tvm.compile(mod, target, relax_pipeline=relax.get_default_pipeline(target))
     else:
         ex = relax.build(mod, target)
-    ex.export_library(path)
+    if fcompile is None:
+        ex.export_library(path)
+    else:
+        ex.export_library(path, fcompile=fcompile)
     return path
 
 
