@@ -6,9 +6,8 @@
 # x86-64 outputs and the thread pool (Arm's weaker memory model, 3 runs); with SORUN_AARCH64_TESTS=full also
 # the bad-input catalogue, the zoo end to end (kernels cross-compiled, packed by the x86-64 `sorun pack`) and
 # the threaded executor suites (3 runs). Left out: //tests/relax:vm_executor_test (its fixtures are x86-64
-# TVM exports) and
-# //tests/robustness:lifecycle_test (its RSS bound counts qemu's own translation cache: +155 MB over 10,000
-# load/unload cycles under emulation). Other suites run on demand: bazel test --config=aarch64 //tests/<pkg>/...
+# TVM exports) and //tests/robustness:lifecycle_test (its RSS bound counts qemu's own translation cache:
+# +155 MB over 10,000 load/unload cycles under emulation). Other suites run on demand: bazel test --config=aarch64 //tests/<pkg>/...
 #   1. build: libsorun.so, the static cores and hello programs (full: also the CLI and the Triton backend);
 #   2. large exports: ResNet-18 and MobileNetV2 for aarch64 and their x86-64 TVM references
 #      (testdata/relax_aarch64/make_relax_aarch64_large.py, the pinned TVM 0.27 venv of
