@@ -7,9 +7,9 @@ CanonicalizeBindings, the zero pipeline (legalize, fuse), MetaScheduleTuneIRMod'
 MetaScheduleApplyDatabase; kernels without a record keep TVM's default schedule. Two departures, both about
 this runtime's hosts: the builder's workers skip `import tvm.s_tir.tensor_intrin` (over a minute of
 TVMScript parsing per worker, and MetaSchedule restarts its build workers for every batch, so with TVM's
-default build function every build on a small machine times out), and the budget may be wall time: rounds
-of trials until the time is spent, each round starting from the database's best, stopped mid-round at the
-deadline (a measure callback, after the batch that crosses it has been written to the database).
+default build function every build on a small machine times out), and the budget may be wall time: one
+MetaSchedule run without a trial limit, stopped at the deadline (a measure callback, after the batch that
+crosses it has been written to the database; a builder that skips what is not yet built).
 """
 import json
 import os
@@ -89,6 +89,8 @@ INTERRUPTED = threading.Event()
 # Set by StopAt when a time budget's deadline stopped the tune (the exception MetaSchedule passes back up is
 # then the planned end, not a failure).
 DEADLINE_REACHED = threading.Event()
+
+SECONDS_PER_TRIAL = 3.0  # measured on 2 cores (MobileNetV2, ResNet-18): sizes a time budget's search
 
 LEDGER = "sorun_compile_tuning.json"  # in the database directory: what was tuned for which model and target
 
@@ -190,47 +192,38 @@ def tune(mod, target, work_dir, budget, log):
     log("tune: MetaSchedule's tensor intrinsics loaded in %.0f s (not counted in the budget)" %
         (time.time() - t_import))
     t0 = time.time()
-    per_round = max(8, 4 * len(tasks))
-    trials = 0
+    # One MetaSchedule run: a trial budget's remaining trials, or for a time budget as many as MetaSchedule
+    # will take, ended by StopAt at the deadline (its start-up, design spaces of every kernel and worker
+    # pools, is paid once, not per round). The search is sized by the trials expected (~3 s each here).
     deadline = t0 + amount - done["seconds"] if kind == "seconds" else None
+    n = amount - done["trials"] if kind == "trials" else 1 << 30
+    expected = n if kind == "trials" else max(1, int((deadline - t0) / SECONDS_PER_TRIAL))
+    log("tune: %d kernels, %s (%s)" % (len(tasks), "%d trials" % n if kind == "trials" else
+                                        "until %.0f s from now" % (deadline - t0), work_dir))
     DEADLINE_REACHED.clear()
-    t_recorded = t0
-    builder = builder_until(deadline)
-    runner = ms.runner.LocalRunner(timeout_sec=60)
-    while not DEADLINE_REACHED.is_set():
-        n = amount - done["trials"] - trials if kind == "trials" else per_round
-        if n <= 0:
-            break
-        log("tune: %d kernels, %d trials this round (%s)" % (len(tasks), n, work_dir))
-        measured = [0]
-        callbacks = ms.measure_callback.MeasureCallback.create("default") + [stop_at(deadline, measured)]
-        try:
-            ms.relax_integration.tune_relax(
-                mod, {}, target, work_dir, max_trials_global=n,
-                max_trials_per_task=max(1, -(-n // len(tasks))) if kind == "seconds" else None,
-                num_trials_per_iter=min(64, max(4, n // max(1, len(tasks)))), builder=builder, runner=runner,
-                measure_callbacks=callbacks,
-                cost_model=cost_model(), strategy=search_strategy(n, len(tasks)), seed=len(tasks) + trials)
-        except KeyboardInterrupt:
-            INTERRUPTED.set()
-        except CompileError:
-            raise
-        except Exception as e:  # TVM errors: one line, naming the step
-            if not INTERRUPTED.is_set() and not DEADLINE_REACHED.is_set():
-                raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
-        # A trial budget's round that ran to its end counts as the budget (MetaSchedule may measure a few more,
-        # finishing a batch, or fewer, out of candidates): the ledger says it is spent, so it is reused.
-        counted = measured[0] if INTERRUPTED.is_set() or kind == "seconds" else n
-        trials += counted
-        # Seconds from the last record (the first round's include extracting the tasks): a time budget's
-        # ledger then sums to the time spent, so the same budget again is reused.
-        _record(work_dir, key, counted, time.time() - t_recorded)
-        t_recorded = time.time()
-        if INTERRUPTED.is_set():
-            raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
-                               "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
-        if kind == "trials" or time.time() >= deadline:
-            break
+    measured = [0]
+    try:
+        ms.relax_integration.tune_relax(
+            mod, {}, target, work_dir, max_trials_global=n,
+            num_trials_per_iter=min(64, max(4, expected // len(tasks))), builder=builder_until(deadline),
+            runner=ms.runner.LocalRunner(timeout_sec=60),
+            measure_callbacks=ms.measure_callback.MeasureCallback.create("default") + [stop_at(deadline, measured)],
+            cost_model=cost_model(), strategy=search_strategy(expected, len(tasks)), seed=len(tasks) + done["trials"])
+    except KeyboardInterrupt:
+        INTERRUPTED.set()
+    except CompileError:
+        raise
+    except Exception as e:  # TVM errors: one line, naming the step
+        if not INTERRUPTED.is_set() and not DEADLINE_REACHED.is_set():
+            raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+    # A trial budget that ran to its end counts as spent (MetaSchedule may measure a few more, finishing a
+    # batch, or fewer, out of candidates), so the same budget again is reused; a time budget counts the
+    # seconds from its clock's start, so the ledger sums to at least the budget.
+    trials = measured[0] if INTERRUPTED.is_set() or kind == "seconds" else n
+    _record(work_dir, key, trials, time.time() - t0)
+    if INTERRUPTED.is_set():
+        raise CompileError("tune", "interrupted after %d trials in %.0f s; the database at %s keeps what was "
+                           "measured (the next compile with it resumes)" % (trials, time.time() - t0, work_dir))
     return {"tasks": len(tasks), "trials": trials, "seconds": time.time() - t0,
             "records": database_records(work_dir), "reused": False}
 
