@@ -46,7 +46,9 @@ def sorun_wheel(py_version, version, manual):
         copts = SORUN_COPTS + ["-fvisibility=hidden"],
         deps = [
             "//api:sorun",
+            "//packer:blob_assembly",  # sorun.compile's export hook (python/pack_binding.h)
             "//packer:relax_pack",  # sorun.compile packs its output (python/pack_binding.h)
+            "//serialization:blob_checksum",
             "//third_party/pybind11",
             "@cpython//:headers_" + py_version.replace(".", "_"),
         ],

@@ -3,6 +3,7 @@
 core's hello_model when one is given); every refusal names what failed and leaves no file behind."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -40,6 +41,12 @@ def test_host_untuned_dynamic_batch(models, tmp_path):
     assert report["inputs"] == ["x float32[N, 3, 16, 16]"] and report["kernels"] >= 3
     assert report["checksum"] and report["constants"]["aligned_after"] == report["constants"]["tensors"] == 4
     assert report["check"]["sorun_vs_onnxruntime"]["max_rel"] < 1e-4
+    # Packed as it was linked: ONE blob, in .rodata, 64-byte aligned; no second copy injected beside TVM's.
+    sections = subprocess.run(["readelf", "-SW", str(out)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert re.search(r"\.rodata\s", sections) and not re.search(r"\.sorun_blob\s", sections), sections
+    symbols = subprocess.run(["nm", "-D", str(out)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    blob = [ln.split() for ln in symbols.splitlines() if ln.endswith(" __tvm_ffi__library_bin")]
+    assert len(blob) == 1 and int(blob[0][0], 16) % 64 == 0, symbols
     # The written file in this process (no TVM here): any batch, ONNX Runtime's outputs.
     model = sorun.load(str(out))
     assert model.executor_kind == "Relax VM" and model.inputs[0].shape == (-1, 3, 16, 16)
@@ -107,7 +114,7 @@ def test_cuda_fatbin_without_a_gpu(models, tmp_path, sorun_bin):
     assert "the cuda library does not run here" in r.stdout
     inspect = subprocess.run([sorun_bin, "inspect", str(out)], stdout=subprocess.PIPE, text=True)
     assert "cuda: fmt fatbin" in inspect.stdout and "runnable by sorun: yes" in inspect.stdout, inspect.stdout
-    assert "devices needed: cuda" in inspect.stdout
+    assert "devices needed: cuda" in inspect.stdout and "__tvm_ffi__library_bin in .rodata" in inspect.stdout
     assert sorun.load(str(out)).device_types_needed == ["cuda"]
 
 

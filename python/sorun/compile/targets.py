@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 
+from .blob_export import BlobPacker
 from .errors import CompileError
 
 AARCH64_CC = "aarch64-linux-gnu-gcc"
@@ -76,7 +77,7 @@ def resolve(name, nvcc=None):
         target = {"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": mcpu, "num-cores": _cpu_count()}
         # A named CPU may lack this machine's instructions; it runs here only when it is the host's.
         runs = kind == "host" or mcpu == _host_cpu() or mcpu in ("x86-64", "x86-64-v2")
-        return TargetSpec(name, kind, target, runs, kind == "host", {})
+        return TargetSpec(name, kind, target, runs, kind == "host", {"fpack_imports": BlobPacker(x86_64=True)})
     if kind == "cuda":
         arch = arg or "sm_90"
         if not re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch):
@@ -92,7 +93,8 @@ def resolve(name, nvcc=None):
         if not _find_c_compiler():
             raise CompileError("toolchain", "target %s: no C compiler (g++, gcc or cc) to link the host code" % name)
         host = {"kind": "llvm", "mtriple": "x86_64-linux-gnu"}
-        export = {"fpack_imports": cuda_fatbin.compiled_cuda_packer("fatbin", nvcc, [arch])}
+        export = {"fpack_imports": BlobPacker(
+            x86_64=True, transform=lambda blob: cuda_fatbin.rewrite_container(blob, "fatbin", nvcc, [arch]))}
         return TargetSpec(name, kind, {"kind": "cuda", "arch": arch}, False, False, export, host_target=host,
                           note="the kernels run on an NVIDIA GPU (%s); tune them on one (MetaSchedule's RPC "
                                "runner), then pass the database with --database" % arch)
@@ -109,7 +111,8 @@ def resolve(name, nvcc=None):
             target["mcpu"] = arg
         from tvm.support import cc as tvm_cc  # pylint: disable=import-outside-toplevel
 
-        return TargetSpec(name, kind, target, False, False, {"fcompile": tvm_cc.cross_compiler(cc)},
+        return TargetSpec(name, kind, target, False, False,
+                          {"fcompile": tvm_cc.cross_compiler(cc), "fpack_imports": BlobPacker(x86_64=False)},
                           note="the library runs on 64-bit Arm Linux; tune on the board (MetaSchedule's RPC "
                                "runner), then pass the database with --database")
     raise CompileError("toolchain", "unknown target %r (host, cpu:NAME, cuda[:sm_XX], aarch64[:CPU])" % name)

@@ -18,6 +18,7 @@ import sys
 import time
 
 from . import checks, onnx_input, targets, tuning
+from .blob_export import BlobPacker
 from .errors import CompileError, last_line
 
 
@@ -64,20 +65,13 @@ def _export(executable, path, kwargs):
 
     try:
         executable.export_library(path, **kwargs)
+    except CompileError:
+        raise
     except subprocess.CalledProcessError as e:
         out = (e.output or b"").decode(errors="replace").strip().splitlines()
         raise CompileError("export", "%s failed: %s" % (os.path.basename(str(e.cmd[0])), out[-1] if out else e))
     except Exception as e:
         raise CompileError("export", "exporting the library failed: %s" % last_line(e)) from None
-
-
-def _pack(exported, packed):
-    from sorun import _sorun  # pylint: disable=import-outside-toplevel
-
-    try:
-        return _sorun._pack_relax_export(exported, packed, True)  # pylint: disable=protected-access
-    except Exception as e:  # sorun.Error
-        raise CompileError("pack", str(e)) from None
 
 
 def run(req, step, log):
@@ -136,13 +130,10 @@ def run(req, step, log):
     seconds["build"] = time.time() - t
     t = time.time()
     step["name"] = "export"
-    exported = os.path.join(work, "export.so")
-    _export(executable, exported, spec.export_kwargs)
+    # Exported already packed (blob_export.BlobPacker): constants realigned, checksum record, one blob.
+    _export(executable, os.path.join(work, "packed.so"), spec.export_kwargs)
+    pack = spec.export_kwargs["fpack_imports"].report
     seconds["export"] = time.time() - t
-    t = time.time()
-    step["name"] = "pack"
-    pack = _pack(exported, os.path.join(work, "packed.so"))
-    seconds["pack"] = time.time() - t
 
     check_what = None
     if req["check"]:
@@ -153,8 +144,7 @@ def run(req, step, log):
         if not spec.runs_here:
             host = targets.resolve("host")
             host_exec = _build(imported, host.tvm_target(), "check")
-            _export(host_exec, os.path.join(work, "host_export.so"), {})
-            _pack(os.path.join(work, "host_export.so"), os.path.join(work, "check.so"))
+            _export(host_exec, os.path.join(work, "check.so"), {"fpack_imports": BlobPacker(x86_64=True)})
             check_so = os.path.join(work, "check.so")
             check_what = "the same model built for this machine (the %s library does not run here)" % spec.kind
         else:
