@@ -1,6 +1,7 @@
-// sorun._sorun._pack_relax_export: `sorun pack IN.so OUT.so` for a Relax VM export, for `sorun compile`
-// (python/sorun/compile/), which packs what TVM exported before it writes its output. Registered once
-// at import; the function releases the GIL while it reads and writes files.
+// sorun._sorun._relax_blob_object: the export hook of `sorun compile` (python/sorun/compile/blob_export.py)
+// packs the blob TVM serialized before TVM links it: the Relax executable's constants realigned
+// (packer/relax_pack.h RealignLibraryBlob), the assembler file defining the blob symbol with the checksum
+// record (packer/blob_assembly.h). Registered once at import; releases the GIL while it realigns.
 #ifndef SORUN_PYTHON_PACK_BINDING_H_
 #define SORUN_PYTHON_PACK_BINDING_H_
 

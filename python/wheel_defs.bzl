@@ -47,7 +47,7 @@ def sorun_wheel(py_version, version, manual):
         deps = [
             "//api:sorun",
             "//packer:blob_assembly",  # sorun.compile's export hook (python/pack_binding.h)
-            "//packer:relax_pack",  # sorun.compile packs its output (python/pack_binding.h)
+            "//packer:relax_pack",  # RealignLibraryBlob, for the same hook
             "//serialization:blob_checksum",
             "//third_party/pybind11",
             "@cpython//:headers_" + py_version.replace(".", "_"),
