@@ -82,9 +82,11 @@ def database_records(work_dir):
         return sum(1 for line in f if line.strip())
 
 
-# Set by the worker's SIGINT handler (tvm_worker.main): MetaSchedule can swallow the KeyboardInterrupt raised
-# inside its callbacks and go on, so the tune also checks this after every round.
+# Set by the worker's SIGINT handler (tvm_worker.main). While MEASURING is set (MetaSchedule is running, calling
+# back into Python from C++) the handler raises nothing: a KeyboardInterrupt unwinding through TVM's frames
+# crashed the worker (SIGSEGV); the builder and the measure callback see the flag and end the run instead.
 INTERRUPTED = threading.Event()
+MEASURING = threading.Event()
 
 # Set by StopAt when a time budget's deadline stopped the tune (the exception MetaSchedule passes back up is
 # then the planned end, not a failure).
@@ -136,7 +138,7 @@ def stop_at(deadline, measured):
         def apply(self, _scheduler, _task_id, _candidates, builder_results, _runner_results):
             measured[0] += sum(1 for b in builder_results if b.error_msg is None)  # built and measured
             if INTERRUPTED.is_set():
-                raise KeyboardInterrupt
+                raise RuntimeError("interrupted")  # an ordinary exception: it crosses TVM's C++ frames
             if deadline is not None and time.time() >= deadline:
                 DEADLINE_REACHED.set()
                 raise TimeoutError("the tuning time budget is spent")
@@ -202,6 +204,7 @@ def tune(mod, target, work_dir, budget, log):
                                         "until %.0f s from now" % (deadline - t0), work_dir))
     DEADLINE_REACHED.clear()
     measured = [0]
+    MEASURING.set()
     try:
         ms.relax_integration.tune_relax(
             mod, {}, target, work_dir, max_trials_global=n,
@@ -216,6 +219,8 @@ def tune(mod, target, work_dir, budget, log):
     except Exception as e:  # TVM errors: one line, naming the step
         if not INTERRUPTED.is_set() and not DEADLINE_REACHED.is_set():
             raise CompileError("tune", "MetaSchedule failed: %s" % last_line(e)) from None
+    finally:
+        MEASURING.clear()
     # A trial budget that ran to its end counts as spent (MetaSchedule may measure a few more, finishing a
     # batch, or fewer, out of candidates), so the same budget again is reused; a time budget counts the
     # seconds from its clock's start, so the ledger sums to at least the budget.

@@ -175,8 +175,9 @@ def main(argv):
     step = {"name": "setup"}
 
     def on_sigint(_signum, _frame):
-        tuning.INTERRUPTED.set()  # remembered even where MetaSchedule swallows the exception
-        raise KeyboardInterrupt
+        tuning.INTERRUPTED.set()
+        if not tuning.MEASURING.is_set():  # MetaSchedule's run ends itself at the flag (tuning.py)
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
 
