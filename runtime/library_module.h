@@ -49,7 +49,7 @@ class LibraryModuleNode final : public ModuleNode {
   // The tvm-ffi kernel `name` (TVM 0.21+): the symbol `__tvm_ffi_<name>`, under the same kernel rule.
   // Names starting with '_' are reserved (`__tvm_ffi__library_bin`, ...). NotFound / InvalidArgument
   // as GetKernelFunction.
-  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const;
+  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const override;
   int property_mask() const override { return kModuleRunnable; }
   bool provides_kernels() const override { return true; }
 

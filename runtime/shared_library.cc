@@ -53,11 +53,13 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   }
   if (handle == nullptr) {
     // TVM 0.21+ system-lib builds register their blob from a constructor through this tvm-ffi function,
-    // which sorun does not provide: say what the file is rather than only what the loader missed.
+    // which a host that does not export sorun's C API lacks: say what the file is rather than only what
+    // the loader missed.
     if (message.find("TVMFFIEnvModRegisterSystemLibSymbol") != std::string::npos) {
       return Unimplemented(path +
                            ": a TVM system-lib build (tvm-ffi, TVM 0.21+: it registers its module blob "
-                           "at load time); sorun loads Relax exports built without system-lib (" +
+                           "at load time); link its objects into the program and load it with "
+                           "Model::LoadSystemLib, or export it without system-lib (" +
                            message + ")");
     }
     return DataLoss(path + ": cannot load shared library: " + message);
