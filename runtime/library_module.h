@@ -9,6 +9,7 @@
 #ifndef SORUN_RUNTIME_LIBRARY_MODULE_H_
 #define SORUN_RUNTIME_LIBRARY_MODULE_H_
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -89,6 +90,9 @@ void RegisterSystemLibSymbol(const std::string& name, void* ptr);
 void* FindSystemLibSymbol(const std::string& name);
 // How many registered names start with `prefix` ("" counts all).
 size_t CountSystemLibSymbols(const std::string& prefix);
+// Drops every registration whose address lies in [begin, end): called when a shared library that
+// registered symbols (a system-lib build loaded as a .so) is unmapped.
+void ForgetSystemLibSymbolsIn(uintptr_t begin, uintptr_t end);
 
 }  // namespace sorun
 
