@@ -39,13 +39,18 @@ TARGETS = {
 PREFIXES = {"mlp": "", "mlp_prefixed": "relax_mlp_"}
 
 
-def system_lib_objects(mod, target, prefix, out_dir, stem):
-    """relax.build(system_lib=True) -> export_library(.tar) -> the kernels' and the blob's object."""
-    if prefix:
+def export_system_lib(mod, target, prefix, tar):
+    """TVM 0.27's Relax system-lib build of mod for target, exported as a .tar: lib0.o and <prefix>devc.o."""
+    if prefix:  # "" is TVM's default: no prefix
         mod = mod.with_attr("system_lib_prefix", prefix)
+    relax.build(mod, target, system_lib=True).export_library(tar)
+
+
+def system_lib_objects(mod, target, prefix, out_dir, stem):
+    """export_system_lib, then the kernels' and the blob's object copied out of the .tar."""
     with tempfile.TemporaryDirectory() as tmp:
         tar = os.path.join(tmp, "model.tar")
-        relax.build(mod, target, system_lib=True).export_library(tar)
+        export_system_lib(mod, target, prefix, tar)
         with tarfile.open(tar) as archive:
             archive.extractall(tmp)
         names = sorted(os.listdir(tmp))
