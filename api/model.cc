@@ -5,8 +5,8 @@
 #include "api/sorun.h"
 #include "api/sorun_impl.h"
 #include "executor/executor_registry.h"
-#include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
+#include "runtime/system_lib_module.h"
 
 namespace sorun {
 namespace {
@@ -90,10 +90,12 @@ StatusOr<Model> Model::LoadFromFiles(const std::string& graph_json_path, const s
 StatusOr<Model> Model::LoadSystemLib(const std::string& prefix) {
   const std::string name = SystemLibName(prefix);
   SORUN_ASSIGN_OR_RETURN(Module root, LoadSystemLibModel(prefix));
-  if (FindSystemLibSymbol(prefix + keys::kSymbolDevMblob) == nullptr) {
-    return FailedPrecondition(name + ": no " + prefix + keys::kSymbolDevMblob +
-                              " is registered, only kernels: the model's graph and weights are missing (link the "
-                              "module blob of TVM's system-lib build with its kernels)");
+  if (ModuleNodeAs<SystemLibModuleNode>(root) != nullptr) {  // the system library itself: no blob
+    return FailedPrecondition(name + ": no " + prefix + keys::kSymbolDevMblob + " is registered (nor " + prefix +
+                              keys::kSymbolFfiLibraryBinV22 +
+                              " of a Relax build), only kernels: the model's graph or executable and its weights "
+                              "are missing (link the module blob of TVM's system-lib build with its kernels: "
+                              "devc.o)");
   }
   SORUN_ASSIGN_OR_RETURN(ObjectPtr<Executable> executable, ExecutableOfRoot(root, name));
   return Model(std::make_shared<const Impl>(Impl{std::move(executable), name}));

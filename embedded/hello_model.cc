@@ -3,8 +3,9 @@
 // bench/README.md). It loads one model file, fills every non-parameter input with zeros, runs once and
 // prints each output's description and first value. Exit 0 on success, 1 with the error on stderr when
 // any step fails (a malformed or foreign-architecture model is refused by Model::Load), 2 on bad usage.
-// Built with -DSORUN_HELLO_SYSTEM_LIB (hello_model_graph_system_lib) it runs the model linked into the
-// program instead (Model::LoadSystemLib: TVM's system-lib build), its optional argument the prefix.
+// Built with -DSORUN_HELLO_SYSTEM_LIB (hello_model_graph_system_lib, hello_model_vm_system_lib) it runs
+// the model linked into the program instead (Model::LoadSystemLib: TVM's system-lib build), its optional
+// argument the prefix.
 #include <cstdio>
 #include <vector>
 

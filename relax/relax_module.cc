@@ -11,16 +11,23 @@
 #include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
+#include "runtime/system_lib_module.h"
 #include "serialization/module_blob.h"
 
 namespace sorun {
 namespace relax {
 namespace {
 
-// The kernel library below a Relax root: the first LibraryModuleNode among its imports.
+// A kernel library: a dlopen'ed one (LibraryModuleNode) or the program's system library
+// (SystemLibModuleNode, a system-lib build).
+bool IsKernelLibrary(const Module& m) {
+  return ModuleNodeAs<LibraryModuleNode>(m) != nullptr || ModuleNodeAs<SystemLibModuleNode>(m) != nullptr;
+}
+
+// The kernel library below a Relax root: the first kernel library among its imports.
 Module KernelLibraryOf(const ModuleNode& root) {
   for (const Module& m : root.imports()) {
-    if (ModuleNodeAs<LibraryModuleNode>(m) != nullptr) return m;
+    if (IsKernelLibrary(m)) return m;
   }
   return Module();
 }
@@ -54,8 +61,7 @@ StatusOr<Module> LoadFfiLibraryBin(const uint8_t* symbol, uint64_t size, const s
   SORUN_ASSIGN_OR_RETURN(const LibraryBlobModule* root, RootExecutable(blob));
   // The one "can sorun run this export" check (as `sorun inspect` shows it), before anything is built;
   // kernels are judged by the loaded library under the kernel rule.
-  auto* library = ModuleNodeAs<LibraryModuleNode>(lib);
-  if (library == nullptr) return Internal("no kernel library module");
+  if (!IsKernelLibrary(lib)) return Internal(path + ": no kernel library module");
   const ConstantTagDialect dialect =
       UsesFfiConstantTags(blob.generation) ? ConstantTagDialect::kFfiTypeIndex : ConstantTagDialect::kLegacyEnum;
   auto root_exec = ParseVmExecutable(root->payload, root->payload_size, dialect,
@@ -63,7 +69,7 @@ StatusOr<Module> LoadFfiLibraryBin(const uint8_t* symbol, uint64_t size, const s
   if (!root_exec.ok()) return std::move(root_exec).status();
   auto root_shared = std::make_shared<const VmExecutable>(std::move(*root_exec));
   RelaxLibraryFacts facts;
-  facts.is_kernel = [library, &lib](const std::string& name) { return library->GetFfiKernel(name, lib.node()).ok(); };
+  facts.is_kernel = [&lib](const std::string& name) { return lib.node()->GetFfiKernel(name, lib.node()).ok(); };
   SORUN_RETURN_IF_ERROR(CheckRelaxExportSupported(blob, *root_shared, facts));
   std::vector<Module> modules(blob.modules.size());
   for (size_t i = 0; i < blob.modules.size(); ++i) {

@@ -80,7 +80,6 @@ StatusOr<std::unique_ptr<ModelExecutor>> VmProgram::NewExecutor(std::vector<DLDe
 
 Status VmProgram::ResolveCallees() {
   const VmExecutable& exec = *exec_;
-  LibraryModuleNode* lib = AsLibrary(kernel_library_);
   callees_.resize(exec.functions.size());
   for (size_t i = 0; i < exec.functions.size(); ++i) {
     const VmFunction& fn = exec.functions[i];
@@ -107,10 +106,12 @@ Status VmProgram::ResolveCallees() {
       return Unimplemented(path_ + ": the executable calls '" + fn.name + "' (" + family +
                            "), which sorun does not run");
     }
-    if (lib == nullptr) {
+    if (!kernel_library_.defined()) {
       return FailedPrecondition(path_ + ": the executable calls kernel '" + fn.name +
                                 "' but the export has no kernel library (_lib)");
     }
+    // The library's own kernel rule: a dlopen'ed LibraryModuleNode or a system-lib SystemLibModuleNode.
+    ModuleNode* lib = kernel_library_.node().get();
     if (abi_ == KernelAbi::kFfi) {
       auto k = lib->GetFfiKernel(fn.name, kernel_library_.node());
       if (!k.ok()) return std::move(k).status().Annotate(path_ + ": function table entry " + std::to_string(i));

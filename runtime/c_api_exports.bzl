@@ -21,6 +21,7 @@ C_API_EXPORTS = [
     "TVMModFree",
     # tvm-ffi (TVM 0.21+ kernel libraries import these by name; runtime/ffi_c_api.h).
     "TVMFFIEnvModLookupFromImports",
+    "TVMFFIEnvModRegisterSystemLibSymbol",
     "TVMFFIErrorSetRaisedFromCStr",
     "TVMFFIErrorSetRaisedFromCStrParts",
     "TVMFFIFunctionCall",

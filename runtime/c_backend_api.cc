@@ -2,6 +2,7 @@
 // between the C ABI (return code + last error) and sorun's Status-returning C++ API; none throws or
 // aborts: every body runs inside GuardCBoundary (runtime/packed_func.h), which turns a C++ exception
 // (std::bad_alloc, one thrown by a C++ packed function) into -1 / NULL and TVMGetLastError().
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -228,6 +229,14 @@ void* FindSystemLibSymbol(const std::string& name) {
   std::lock_guard<std::mutex> lock(SystemLib().mutex);
   auto it = SystemLib().table.find(name);
   return it == SystemLib().table.end() ? nullptr : it->second;
+}
+
+void ForgetSystemLibSymbolsIn(uintptr_t begin, uintptr_t end) {
+  std::lock_guard<std::mutex> lock(SystemLib().mutex);
+  for (auto it = SystemLib().table.begin(); it != SystemLib().table.end();) {
+    const auto address = reinterpret_cast<uintptr_t>(it->second);
+    it = address >= begin && address < end ? SystemLib().table.erase(it) : std::next(it);
+  }
 }
 
 size_t CountSystemLibSymbols(const std::string& prefix) {

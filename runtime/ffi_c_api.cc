@@ -10,6 +10,7 @@
 
 #include "runtime/ffi_function.h"
 #include "runtime/last_error.h"
+#include "runtime/library_module.h"
 #include "runtime/module.h"
 #include "runtime/packed_func.h"
 
@@ -50,6 +51,16 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
     sorun::StatusOr<sorun::PackedFunc> f = static_cast<sorun::ModuleNode*>(library_ctx)->GetFuncFromEnv(func_name);
     if (!f.ok()) return StatusToReturnCode(f.status());
     *out = f->get();
+    return 0;
+  });
+}
+
+int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
+  return GuardCBoundary("TVMFFIEnvModRegisterSystemLibSymbol", -1, [&]() -> int {
+    if (name == nullptr) {
+      return StatusToReturnCode(sorun::InvalidArgument("TVMFFIEnvModRegisterSystemLibSymbol: null name"));
+    }
+    sorun::RegisterSystemLibSymbol(name, symbol);
     return 0;
   });
 }

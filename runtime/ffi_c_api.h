@@ -79,6 +79,11 @@ SORUN_FFI_DLL void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const cha
  * lives as long as the library module. NotFound sets an error and returns -1. */
 SORUN_FFI_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
                                                 TVMFFIObjectHandle* out);
+/* A system-lib build's global constructors (TVM 0.21+) register each kernel, context slot and the module
+ * blob under its name (prefix included): sorun keeps them in the table TVMBackendRegisterSystemLibSymbol
+ * fills (runtime/library_module.h), read by sorun::Model::LoadSystemLib. 0 on success; -1 for a NULL name.
+ * A later registration of a name replaces the earlier one. Thread-safe. */
+SORUN_FFI_DLL int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);
 /* Calls a handle from TVMFFIEnvModLookupFromImports. Arguments: None, Int, Bool, Float, OpaquePtr,
  * DataType, Device, DLTensorPtr, RawStr; the result is None, Int, Bool or Float. */
 SORUN_FFI_DLL int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);

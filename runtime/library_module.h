@@ -9,6 +9,7 @@
 #ifndef SORUN_RUNTIME_LIBRARY_MODULE_H_
 #define SORUN_RUNTIME_LIBRARY_MODULE_H_
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -49,7 +50,7 @@ class LibraryModuleNode final : public ModuleNode {
   // The tvm-ffi kernel `name` (TVM 0.21+): the symbol `__tvm_ffi_<name>`, under the same kernel rule.
   // Names starting with '_' are reserved (`__tvm_ffi__library_bin`, ...). NotFound / InvalidArgument
   // as GetKernelFunction.
-  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const;
+  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const override;
   int property_mask() const override { return kModuleRunnable; }
   bool provides_kernels() const override { return true; }
 
@@ -89,6 +90,9 @@ void RegisterSystemLibSymbol(const std::string& name, void* ptr);
 void* FindSystemLibSymbol(const std::string& name);
 // How many registered names start with `prefix` ("" counts all).
 size_t CountSystemLibSymbols(const std::string& prefix);
+// Drops every registration whose address lies in [begin, end): called when a shared library that
+// registered symbols (a system-lib build loaded as a .so) is unmapped.
+void ForgetSystemLibSymbolsIn(uintptr_t begin, uintptr_t end);
 
 }  // namespace sorun
 

@@ -52,6 +52,11 @@ StatusOr<PackedFunc> ModuleNode::GetKernelFunction(std::string_view name, const 
   return NotFound("kernel function '" + std::string(name) + "' is not in module '" + type_key() + "'");
 }
 
+StatusOr<FfiKernel> ModuleNode::GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>&) const {
+  return InvalidArgument("kernel function '" + std::string(name) + "': module '" + type_key() +
+                         "' is not a kernel library (tvm-ffi kernels come from the export's _lib)");
+}
+
 Status ModuleNode::SaveToBinary(BinaryWriter* writer) const {
   return Unimplemented(std::string("module of type '") + type_key() + "' cannot be serialized");
 }

@@ -17,6 +17,7 @@
 #include "base/object.h"
 #include "base/status.h"
 #include "format/binary_writer.h"
+#include "runtime/ffi_function.h"
 #include "runtime/packed_func.h"
 
 namespace sorun {
@@ -56,6 +57,11 @@ class ModuleNode : public Object {
   // such function; any other error when it has one that is not a kernel, saying why. Default: when
   // provides_kernels(), GetFunction(name); otherwise NotFound. Thread-safe after loading.
   virtual StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self);
+  // The tvm-ffi kernel `name` (TVM 0.21+, the safe-call ABI) of this module only, for the Relax VM's
+  // function table: a kernel library's (LibraryModuleNode: the exported `__tvm_ffi_<name>`;
+  // SystemLibModuleNode: the registered one) under its kernel rule. Default: InvalidArgument (not a
+  // kernel library). Thread-safe after loading.
+  virtual StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const;
   // The identity of this node's class, for ModuleNodeAs below: a class that callers must recognise
   // declares `static constexpr char kClassId = 0;` and returns &kClassId. Default: nullptr (not recognisable).
   virtual const void* class_id() const { return nullptr; }

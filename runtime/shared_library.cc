@@ -15,6 +15,9 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "runtime/library_module.h"
 
 namespace sorun {
 namespace {
@@ -53,11 +56,13 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::Open(const std::string& path) 
   }
   if (handle == nullptr) {
     // TVM 0.21+ system-lib builds register their blob from a constructor through this tvm-ffi function,
-    // which sorun does not provide: say what the file is rather than only what the loader missed.
+    // which a host that does not export sorun's C API lacks: say what the file is rather than only what
+    // the loader missed.
     if (message.find("TVMFFIEnvModRegisterSystemLibSymbol") != std::string::npos) {
       return Unimplemented(path +
                            ": a TVM system-lib build (tvm-ffi, TVM 0.21+: it registers its module blob "
-                           "at load time); sorun loads Relax exports built without system-lib (" +
+                           "at load time); link its objects into the program and load it with "
+                           "Model::LoadSystemLib, or export it without system-lib (" +
                            message + ")");
     }
     return DataLoss(path + ": cannot load shared library: " + message);
@@ -108,10 +113,56 @@ StatusOr<ObjectPtr<SharedLibrary>> SharedLibrary::OpenDescriptor(int fd, const s
   return ObjectPtr<SharedLibrary>::FromRaw(new SharedLibrary(name, handle, fd));
 }
 
+namespace {
+
+// The loaded image of one library: its base, name and PT_LOAD address ranges.
+struct LoadedImage {
+  uintptr_t base = 0;
+  std::string name;
+  std::vector<std::pair<uintptr_t, uintptr_t>> segments;  // [begin, end)
+  bool found = false;
+};
+
+// dl_iterate_phdr callback: fills `image` (base and name set) from the object loaded there.
+int FindImage(struct dl_phdr_info* info, size_t, void* data) {
+  auto* image = static_cast<LoadedImage*>(data);
+  if (info->dlpi_addr != image->base || image->name != (info->dlpi_name ? info->dlpi_name : "")) return 0;
+  image->found = true;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    image->segments.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  return 1;
+}
+
+// The image of `handle` (nothing found when ld.so cannot describe it).
+LoadedImage ImageOf(void* handle) {
+  LoadedImage image;
+  struct link_map* self = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &self) != 0 || self == nullptr) return image;
+  image.base = self->l_addr;
+  image.name = self->l_name ? self->l_name : "";
+  dl_iterate_phdr(FindImage, &image);
+  return image;
+}
+
+}  // namespace
+
 SharedLibrary::~SharedLibrary() {
   if (handle_ == nullptr) return;
   std::lock_guard<std::recursive_mutex> lock(DynamicLoaderMutex());
+  // A system-lib build loaded as a library registered addresses inside it from its constructors
+  // (runtime/library_module.h): once ld.so unmaps it, Model::LoadSystemLib must not find them.
+  LoadedImage image = ImageOf(handle_);
   dlclose(handle_);
+  if (image.found) {
+    LoadedImage after{image.base, image.name, {}, false};
+    dl_iterate_phdr(FindImage, &after);
+    if (!after.found) {
+      for (const auto& [begin, end] : image.segments) ForgetSystemLibSymbolsIn(begin, end);
+    }
+  }
   if (fd_ < 0) return;
   // Close the descriptor only when ld.so really unmapped the library: while it is loaded its name is
   // /proc/self/fd/<fd>, and a reused number would make a later dlopen of another file return it.

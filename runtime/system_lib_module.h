@@ -4,10 +4,13 @@
 // (prefix): every lookup of `name` is a lookup of the registered `<prefix><name>`.
 //
 // Plays the part a LibraryModuleNode plays for a dlopen'ed model (type key "library"; the "_lib" entry
-// of the blob): graph nodes name its kernels, and it fills the registered context slots
-// (`__TVMBackendAllocWorkspace`, ... and `__tvm_module_ctx`, as TVM's SystemLibrary does). The kernel
-// rule for a system library: a registered name that is not a reserved ABI name (keys::IsReservedAbiSymbol);
-// the program linked that code, so there is no file to check it against.
+// of the blob): graph nodes and the Relax VM's function table name its kernels, and it fills the
+// registered context slots (`__TVMBackendAllocWorkspace`, ..., `__tvm_module_ctx` and tvm-ffi's
+// `__tvm_ffi__library_ctx`, as TVM's SystemLibrary does). The kernel rule for a system library: a
+// registered name that is not a reserved ABI name (keys::IsReservedAbiSymbol); the program linked that
+// code, so there is no file to check it against. Both generations register through the same table:
+// TVM 0.8 - 0.20 with TVMBackendRegisterSystemLibSymbol, tvm-ffi builds (TVM 0.21+) with
+// TVMFFIEnvModRegisterSystemLibSymbol.
 //
 // Ownership: created by loaders (serialization/system_lib_loader.h); owns nothing but its imports. The
 // registered code and data live as long as the program. Thread-safe after loading.
@@ -38,6 +41,11 @@ class SystemLibModuleNode final : public ModuleNode {
   // The kernel rule above: NotFound when `<prefix><name>` is not registered; InvalidArgument for a
   // reserved ABI name.
   StatusOr<PackedFunc> GetKernelFunction(std::string_view name, const ObjectPtr<ModuleNode>& self) override;
+  // A tvm-ffi kernel: the registered `__tvm_ffi_<prefix><name>`, else `__tvm_ffi_<name>` (TVM 0.27's
+  // SystemLibrary looks both up, in that order: its codegen registers a prefixed build's kernels as
+  // `__tvm_ffi_<prefix><kernel>` and names them `<prefix><kernel>` in the executable). Names starting
+  // with '_' are reserved (InvalidArgument); NotFound naming both symbols otherwise.
+  StatusOr<FfiKernel> GetFfiKernel(std::string_view name, const ObjectPtr<ModuleNode>& self) const override;
   bool provides_kernels() const override { return true; }
 
   const std::string& prefix() const { return prefix_; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/binary_reader.h"
+#include "runtime/function_registry.h"
 #include "runtime/library_module.h"
 #include "runtime/registry_keys.h"
 #include "runtime/system_lib_module.h"
@@ -51,18 +52,48 @@ StatusOr<Module> LoadSystemLib(const std::string& prefix) {
   if (CountSystemLibSymbols(prefix) == 0) {
     return NotFound(name + ": no symbol is registered" +
                     (prefix.empty() ? std::string() : " under the prefix '" + prefix + "'") +
-                    " (TVMBackendRegisterSystemLibSymbol): link a model built with TVM's system-lib option "
-                    "(its objects and their global constructors) into the program");
+                    " (TVMBackendRegisterSystemLibSymbol / TVMFFIEnvModRegisterSystemLibSymbol): link a model "
+                    "built with TVM's system-lib option (its objects and their global constructors) into the "
+                    "program");
   }
   ObjectPtr<SystemLibModuleNode> lib = SystemLibModuleNode::Create(prefix);
   Module lib_module{ObjectPtr<ModuleNode>(lib)};
-  const auto* blob = static_cast<const uint8_t*>(lib->FindSymbol(keys::kSymbolDevMblob));
+  // The blob symbol of the build's generation, as for a .so (serialization/loader.cc): __tvm_dev_mblob
+  // (TVM 0.8 - 0.20), __tvm_ffi__library_bin (0.22+) or __tvm_ffi_library_bin (0.21).
+  const char* symbol = nullptr;
+  const uint8_t* blob = nullptr;
+  for (const char* candidate : {keys::kSymbolDevMblob, keys::kSymbolFfiLibraryBinV22, keys::kSymbolFfiLibraryBin}) {
+    const auto* found = static_cast<const uint8_t*>(lib->FindSymbol(candidate));
+    if (found == nullptr) continue;
+    if (blob != nullptr) {
+      return FailedPrecondition(name + ": both " + prefix + symbol + " and " + prefix + candidate +
+                                " are registered: two models share the prefix '" + prefix +
+                                "' (give each its own system_lib_prefix)");
+    }
+    symbol = candidate;
+    blob = found;
+  }
   if (blob == nullptr) return lib_module;  // kernels only
 
-  const std::string section = prefix + keys::kSymbolDevMblob;
+  const std::string section = prefix + symbol;
   auto payload_size = ReadBlobPrefix(blob, BytesToSegmentEnd(blob), section);
   if (!payload_size.ok()) return std::move(payload_size).status().Annotate(name);
   if (*payload_size > SIZE_MAX - 8) return DataLoss(name + ": " + section + ": blob length prefix too large");
+
+  if (symbol != keys::kSymbolDevMblob) {  // a tvm-ffi build: the Relax VM package reads its blob
+    PackedFunc load_ffi = FunctionRegistry::Global().Get(keys::kFuncLoadFfiLibraryBin);
+    if (!load_ffi.defined()) {
+      return Unimplemented(name + ": " + section +
+                           " is registered: a Relax VM model (TVM 0.21+ system-lib build); this runtime does not "
+                           "link the Relax VM (link //api:sorun_cpu, //api:sorun_vm_cpu or a static core with the "
+                           "VM: //embedded:sorun_core, //embedded:sorun_core_vm)");
+    }
+    StatusOr<Value> root =
+        load_ffi(const_cast<uint8_t*>(blob), static_cast<int64_t>(8 + *payload_size), symbol, lib_module, name);
+    if (!root.ok()) return std::move(root).status().Annotate(name + ": " + section);
+    return root->AsModule();
+  }
+
   BinaryReader reader(blob + 8, static_cast<size_t>(*payload_size), section, /*base_offset=*/8, ObjectPtr<Object>(lib));
   BlobLayout layout;
   StatusOr<std::vector<Module>> loaded = LoadBlobModules(reader, &layout);
