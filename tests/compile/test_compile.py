@@ -74,16 +74,16 @@ def test_host_tuned_tiny_budget_then_reused(models, tmp_path):
 
 
 def test_time_budget_stops_at_its_deadline_then_reused(models, tmp_path):
-    """--tune 40s ends the tune at the deadline (mid-round: the rest of the round is skipped, not measured),
+    """--tune 25s ends the tune at the deadline (the batch in flight finishes; what is not yet built is skipped),
     the ledger counts the seconds, and the same budget again tunes nothing."""
     db, out = tmp_path / "db", tmp_path / "timed.so"
-    args = [models["small"], "--input", "x:1x3x16x16", "--tune", "40s", "--database", str(db)]
+    args = [models["small"], "--input", "x:1x3x16x16", "--tune", "25s", "--database", str(db)]
     r = compile_cmd(*args, "-o", str(out))
     assert r.returncode == 0, r.stderr
     # The budget's clock starts after MetaSchedule's tensor intrinsics are loaded (over a minute here); one
     # batch of the small net's kernels measures in seconds, a whole round took 35-100 s on 2 loaded cores.
     ledger = json.loads((db / "sorun_compile_tuning.json").read_text())
-    assert 40 <= [v["seconds"] for v in ledger.values()][0] < 40 + 40, ledger
+    assert 25 <= [v["seconds"] for v in ledger.values()][0] < 25 + 40, ledger
     r = compile_cmd(*args, "-o", str(tmp_path / "again.so"))
     assert r.returncode == 0 and "all reused: no tuning" in r.stdout, (r.stdout, r.stderr)
 
