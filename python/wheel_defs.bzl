@@ -18,6 +18,7 @@ PACKAGE_FILES = [
     # sorun compile (the 'compile' extra: TVM 0.27 and ONNX; docs/compile.md)
     "sorun/compile/__init__.py",
     "sorun/compile/__main__.py",
+    "sorun/compile/blob_export.py",
     "sorun/compile/checks.py",
     "sorun/compile/cli.py",
     "sorun/compile/compiler.py",

@@ -65,6 +65,21 @@ def test_record_matches_installed_files():
         assert "Requires-Python: ==%d.%d.*" % sys.version_info[:2] in f.read()
 
 
+def test_every_package_source_is_in_the_wheel():
+    """Every module of python/sorun/ is installed: the wheel's file list (python/wheel_defs.bzl PACKAGE_FILES)
+    is written by hand, and a module left out of it broke sorun compile's worker at import."""
+    source = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python",
+                          "sorun")
+    if not os.path.isdir(source):
+        pytest.skip("not run from the source tree: %s is missing" % source)
+    installed = os.path.dirname(sorun.__file__)
+    modules = [os.path.relpath(os.path.join(d, f), source) for d, _, files in os.walk(source) for f in files
+               if f.endswith((".py", ".pyi", ".typed")) and "__pycache__" not in d]
+    assert len(modules) >= 10
+    missing = [m for m in modules if not os.path.isfile(os.path.join(installed, m))]
+    assert not missing, "in python/sorun/ but not in the wheel (python/wheel_defs.bzl PACKAGE_FILES): %s" % missing
+
+
 def _stub_members(classes, name):
     """Names a class of __init__.pyi declares, its stub base classes' included."""
     node = classes[name]
