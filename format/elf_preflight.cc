@@ -38,7 +38,7 @@ uint16_t HostElfMachine() {
 #endif
 }
 
-Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path) {
+Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path, uint16_t machine) {
   if (size < SELFMAG || std::memcmp(data, ELFMAG, SELFMAG) != 0) {
     return DataLoss(path + ": not an ELF file (no \\x7fELF magic at byte 0)");
   }
@@ -51,7 +51,6 @@ Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::
   CopyElfStruct(data, size, 0, &eh);  // fits: checked above
   if (eh.e_type != ET_DYN)
     return Bad(path, "ELF type " + std::to_string(eh.e_type) + " is not a shared object (ET_DYN)");
-  const uint16_t machine = HostElfMachine();
   if (machine != 0 && eh.e_machine != machine) {
     return Bad(path, "built for " + ElfMachineName(eh.e_machine) + ", this machine is " + ElfMachineName(machine));
   }

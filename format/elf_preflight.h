@@ -78,8 +78,11 @@ std::string ElfMachineName(uint16_t machine);
 uint16_t HostElfMachine();
 
 Status PreflightSharedLibrary(const std::string& path);
-// The same on bytes in memory (tests, fuzzing). `path` names the file in messages.
-Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path);
+// The same on bytes in memory (tests, fuzzing). `path` names the file in messages; `machine` is the
+// e_machine the file must have (this machine's by default; 0: any, for checks of a file's structure
+// made on another architecture than its own).
+Status PreflightSharedLibraryBytes(const uint8_t* data, size_t size, const std::string& path,
+                                   uint16_t machine = HostElfMachine());
 
 }  // namespace sorun
 

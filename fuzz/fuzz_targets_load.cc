@@ -128,8 +128,12 @@ void CheckInjected(std::string_view input, const std::string& output, const std:
                    const std::string& record, const BlobInjectionOptions& options, const BlobInjectionReport& report) {
   const auto* out = reinterpret_cast<const uint8_t*>(output.data());
   FUZZ_CHECK(report.output_bytes == output.size(), "report.output_bytes");
-  Status preflight = PreflightSharedLibraryBytes(out, output.size(), "injected.so");
+  // The structure a loader checks, for the input's architecture (the corpus holds x86-64 files, also
+  // replayed on aarch64): the injector keeps e_machine.
+  Status preflight = PreflightSharedLibraryBytes(out, output.size(), "injected.so", /*machine=*/0);
   FUZZ_CHECK(preflight.ok(), "the injected library passes the loader's preflight: " + preflight.ToString());
+  FUZZ_CHECK(output.size() >= 20 && input.size() >= 20 && std::memcmp(out + 18, input.data() + 18, 2) == 0,
+             "the injected library keeps the input's e_machine");
   auto image = ElfImage::Parse(out, output.size(), "injected.so");
   FUZZ_CHECK(image.ok(), "the injected library parses: " + image.status().ToString());
   auto sym = image->FindSymbolData(keys::kSymbolDevMblob);

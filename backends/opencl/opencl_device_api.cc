@@ -90,6 +90,11 @@ Status OpenclDeviceApi::Copy(const DLTensor& from, const DLTensor& to, TVMStream
     return InvalidArgument("the OpenCL backend cannot copy " + DescribeDLTensor(from) + " -> " + DescribeDLTensor(to) +
                            " (it copies between OpenCL devices and the CPU)");
   }
+  // Each OpenCL side's device must exist before its handle is read: the ICD loader calls through the
+  // dispatch table a cl_mem's first word points to, so a host pointer claiming an absent device (no
+  // platform, or a device id past the last) would be called as code.
+  if (from_cl) SORUN_RETURN_IF_ERROR(devices_->Info(from.device.device_id).status());
+  if (to_cl) SORUN_RETURN_IF_ERROR(devices_->Info(to.device.device_id).status());
   if (nbytes == 0) return Status::Ok();
   const std::string what = "copy " + DescribeDLTensor(from) + " -> " + DescribeDLTensor(to);
 

@@ -16,6 +16,13 @@ Writes, all compiled for target "llvm" from seeded weights (numpy default_rng(17
 and for each <name>.so: <name>.input_<k>.npy (main's parameters) and <name>.output_<k>.npy (the flattened
 return value of main, depth-first, as run by relax.VirtualMachine(load_module(<name>.so), tvm.cpu())).
 The model builders are those of tests/interop/relax_models.py (the Relax interop job).
+
+With --aarch64 (Debian's gcc-aarch64-linux-gnu): the same models and weights cross-compiled for
+{"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]} into OUT_DIR/<name>.so only
+(testdata/relax/aarch64: what the tests load on aarch64, docs/embedded.md). TVM's runtime does not run
+them here; the x86-64 build's .npy files beside it stay the reference, and this mode checks that the
+inputs it drew equal the recorded ones:
+    .../python testdata/relax/make_relax_fixtures.py testdata/relax/aarch64 --aarch64 mlp,cnn
 """
 import os
 import sys
@@ -28,7 +35,9 @@ import relax_models as rm  # noqa: E402
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else HERE
+    argv = [a for a in sys.argv[1:] if a != "--aarch64"]
+    aarch64 = len(argv) != len(sys.argv) - 1
+    out_dir = argv[0] if argv else HERE
     weights = np.random.default_rng(17)  # mlp and dyn_batch draw first: the original fixtures' weights
     inputs = np.random.default_rng(18)
     fixtures = [
@@ -42,16 +51,34 @@ def main():
         ("row_argmax", rm.row_argmax_module(), [inputs.standard_normal((3, 8))]),
     ]
     scalars = {"prim_scale": [1]}  # R.Prim parameters: TVM takes them as Python numbers
-    only = sys.argv[2].split(",") if len(sys.argv) > 2 else None  # e.g. "bool_if": one fixture, same inputs
+    only = argv[1].split(",") if len(argv) > 1 else None  # e.g. "bool_if": one fixture, same inputs
     for name, mod, args in fixtures:
         if only and name not in only:
             continue
         args = [a.astype("float32") if a.dtype == np.float64 else a for a in args]
+        if aarch64:
+            write_aarch64(mod, name, args, out_dir)
+            continue
         path = rm.build_export(mod, os.path.join(out_dir, name + ".so"))
         outputs = rm.tvm_reference(path, args, scalars.get(name, []))
         rm.save_arrays(os.path.join(out_dir, name + "."), args, outputs)
         print("%s %d bytes, inputs %s, outputs %s" % (path, os.path.getsize(path), rm.input_names(mod),
                                                       [o.shape for o in outputs]))
+
+
+def write_aarch64(mod, name, args, out_dir):
+    """OUT_DIR/<name>.so cross-compiled for aarch64; its inputs must be the recorded ones in HERE."""
+    import tvm
+    from tvm.support import cc as tvm_cc
+
+    for k, a in enumerate(args):
+        recorded = np.load(os.path.join(HERE, "%s.input_%d.npy" % (name, k)))
+        if recorded.dtype != a.dtype or not np.array_equal(recorded, a):
+            sys.exit("%s input %d differs from %s's: regenerate the x86-64 fixtures first" % (name, k, HERE))
+    target = tvm.target.Target({"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]})
+    path = rm.build_export(mod, os.path.join(out_dir, name + ".so"), target,
+                           fcompile=tvm_cc.cross_compiler("aarch64-linux-gnu-gcc"))
+    print("%s %d bytes (aarch64)" % (path, os.path.getsize(path)))
 
 
 if __name__ == "__main__":

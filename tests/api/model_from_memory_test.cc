@@ -19,6 +19,7 @@
 
 #include "api/sorun.h"
 #include "tests/api/api_test_util.h"
+#include "tests/util/host_build.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
@@ -68,7 +69,7 @@ TEST_P(ZooFromMemory, OutputsAreBitIdenticalToTheFile) {
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooFromMemory, ::testing::Values("mlp", "cnn", "resblock", "digits"));
 
 TEST(LoadFromMemoryTest, RelaxExportFromMemoryMatchesTheFile) {
-  const std::string path = testing::Runfile("testdata/relax/dyn_batch.so");
+  const std::string path = testing::Runfile(testing::HostBuild("testdata/relax/dyn_batch.so"));
   auto from_file = Model::Load(path);
   ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
   auto from_memory = Model::LoadFromMemory(testing::ReadFileOrDie(path), {}, "dyn_batch.so");
@@ -225,8 +226,8 @@ TEST(LoadFromMemoryTest, HooksRefuseTarArchives) {
 TEST(LoadFromMemoryTest, NothingIsWrittenToAnyFileSystem) {
   const std::string child = testing::Runfile("tests/api/read_only_load_main");
   const std::string out_path = testing::MakeTempDir("read_only") + "/out.txt";
-  const std::string command =
-      child + " " + ZooFile("mlp.so") + " " + ZooFile("mlp_input.npy") + " > " + out_path + " 2>&1";
+  const std::string command = testing::ShellCommandFor(child) + " " + ZooFile("mlp.so") + " " +
+                              ZooFile("mlp_input.npy") + " > " + out_path + " 2>&1";
   const int rc = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(rc)) << rc;
   const std::string out = testing::ReadFileOrDie(out_path);

@@ -59,7 +59,8 @@ std::vector<NDArray> RecordedInputs(const ConformanceModel& model);
 std::vector<NDArray> RecordedOutputs(const ConformanceModel& model);
 
 // Whether `actual` has `expected`'s dtype and shape and its values: byte for byte when `tolerance` is
-// 0, else within the relative tolerance (float32). The failure message names the first difference.
+// 0 and for other dtypes than float32, else within the relative tolerance. The failure message names the
+// first difference.
 ::testing::AssertionResult SameValues(const NDArray& actual, const NDArray& expected, double tolerance);
 
 // A new CPU array of `rows` rows (dimension 0) whose row i is row i % rows() of `array`.

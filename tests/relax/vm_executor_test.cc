@@ -4,7 +4,9 @@
 // allocate nothing new; bad inputs and concurrent misuse are refused with messages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -18,6 +20,7 @@
 #include "relax/relax_module.h"
 #include "relax/vm_executor.h"
 #include "tests/relax/relax_fixtures.h"
+#include "tests/util/host_build.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 #include "tools/npy.h"
@@ -44,7 +47,9 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 namespace sorun {
 namespace {
 
-std::string Fixture(const std::string& file) { return testing::Runfile("testdata/relax/" + file); }
+// A fixture file; a library is this machine's build of it (tests/util/host_build.h: on aarch64 the TVM 0.27
+// exports' aarch64 builds, testdata/relax/aarch64; the TVM 0.16 one is x86-64 only).
+std::string Fixture(const std::string& file) { return testing::Runfile(testing::HostBuild("testdata/relax/" + file)); }
 
 Tensor ReadNpy(const std::string& file) {
   auto t = ReadNpyFile(Fixture(file));
@@ -52,9 +57,22 @@ Tensor ReadNpy(const std::string& file) {
   return t.ok() ? *t : Tensor();
 }
 
-bool SameBytes(const NDArray& a, const Tensor& b) {
-  return a.defined() && b.defined() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
-         std::memcmp(a.data(), b.data(), b.nbytes()) == 0;
+// Whether `a` is TVM's recorded output `b`. TVM recorded it by running the x86-64 file: there, bit for bit.
+// Another architecture's build of the model rounds differently (NEON fused multiply-adds, other reduction
+// orders): float32 outputs within 1e-5 of the output's scale (max(1, max |b|)); other dtypes still exact.
+bool SameAsRecorded(const NDArray& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.shape() != b.shape() || a.nbytes() != b.nbytes()) return false;
+  if (std::memcmp(a.data(), b.data(), b.nbytes()) == 0) return true;
+  if (testing::RecordedBitForBit("testdata/relax/mlp.so") || DataTypeName(b.dtype()) != "float32") return false;
+  const auto* x = static_cast<const float*>(a.data());
+  const auto* e = static_cast<const float*>(b.data());
+  const int64_t n = static_cast<int64_t>(b.nbytes() / sizeof(float));
+  double scale = 1.0;
+  for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(static_cast<double>(e[i])));
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(std::fabs(static_cast<double>(x[i]) - e[i]) <= 1e-5 * scale)) return false;  // NaN fails too
+  }
+  return true;
 }
 
 struct Case {
@@ -68,6 +86,7 @@ class RelaxModelTest : public ::testing::TestWithParam<Case> {};
 // the first run's memory).
 TEST_P(RelaxModelTest, MatchesTvmBitForBit) {
   const Case& c = GetParam();
+  SORUN_SKIP_IF_FOREIGN_BUILD(Fixture(c.model + ".so"));
   auto model = Model::Load(Fixture(c.model + ".so"));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   ASSERT_EQ(model->inputs().size(), 1u);
@@ -81,7 +100,7 @@ TEST_P(RelaxModelTest, MatchesTvmBitForBit) {
     ASSERT_EQ(static_cast<int>(outputs->size()), c.outputs);
     for (int k = 0; k < c.outputs; ++k) {
       Tensor expected = ReadNpy(c.model + ".output_" + std::to_string(k) + ".npy");
-      EXPECT_TRUE(SameBytes((*outputs)[static_cast<size_t>(k)], expected))
+      EXPECT_TRUE(SameAsRecorded((*outputs)[static_cast<size_t>(k)], expected))
           << c.model << " output " << k << " run " << run;
     }
   }
@@ -132,8 +151,8 @@ TEST(RelaxVmTest, BoolInputsAndOutputsOfTvm027) {
   auto outputs = exec->Run({{"x", x.dl()}, {"c", c.dl()}});
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
   ASSERT_EQ(outputs->size(), 2u);
-  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("bool_if.output_0.npy")));
-  EXPECT_TRUE(SameBytes((*outputs)[1], ReadNpy("bool_if.output_1.npy")));
+  EXPECT_TRUE(SameAsRecorded((*outputs)[0], ReadNpy("bool_if.output_0.npy")));
+  EXPECT_TRUE(SameAsRecorded((*outputs)[1], ReadNpy("bool_if.output_1.npy")));
   EXPECT_EQ(DataTypeName((*outputs)[1].dtype()), "bool");
   EXPECT_EQ(DataTypeName(exec->outputs()[1].dtype), "bool");
 
@@ -170,7 +189,7 @@ TEST(RelaxVmTest, PrimScalarInputsAreZeroDimTensors) {
   Tensor k = ReadNpy("prim_scale.input_1.npy");  // 3
   auto outputs = exec->Run({{"x", x.dl()}, {"k", k.dl()}});
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
-  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("prim_scale.output_0.npy")));
+  EXPECT_TRUE(SameAsRecorded((*outputs)[0], ReadNpy("prim_scale.output_0.npy")));
 
   auto minus_two = NDArray::Empty({}, Int64());
   ASSERT_TRUE(minus_two.ok());
@@ -227,7 +246,7 @@ TEST(RelaxVmTest, ConstantsCopiedWhenUnalignedAndInPlaceAfterPack) {
   Tensor input = ReadNpy("mlp.input_0.npy");
   auto outputs = exec->Run({{"x", input.dl()}});
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
-  EXPECT_TRUE(SameBytes((*outputs)[0], ReadNpy("mlp.output_0.npy")));
+  EXPECT_TRUE(SameAsRecorded((*outputs)[0], ReadNpy("mlp.output_0.npy")));
 }
 
 // Static shapes: the second and later runs allocate no storage and return outputs in the same memory.
@@ -309,7 +328,7 @@ TEST(RelaxVmTest, ExecutorsOfOneModelRunInParallel) {
       if (!exec.ok()) return;
       for (int i = 0; i < 20; ++i) {
         auto out = exec->Run({{"x", input.dl()}});
-        if (out.ok() && SameBytes((*out)[0], expected)) ++good[static_cast<size_t>(t)];
+        if (out.ok() && SameAsRecorded((*out)[0], expected)) ++good[static_cast<size_t>(t)];
       }
     });
   }
@@ -336,7 +355,7 @@ TEST(RelaxVmTest, ZeroCopyInputNeedsAlignment) {
   ASSERT_TRUE(exec->Run().ok());
   auto out = exec->GetOutput(0);
   ASSERT_TRUE(out.ok());
-  EXPECT_TRUE(SameBytes(*out, ReadNpy("mlp.output_0.npy")));
+  EXPECT_TRUE(SameAsRecorded(*out, ReadNpy("mlp.output_0.npy")));
 }
 
 TEST(RelaxVmTest, ProfileNamesKernels) {

@@ -14,6 +14,7 @@
 #include "packer/exporter.h"
 #include "runtime/data_type.h"
 #include "runtime/tensor_io.h"
+#include "tests/util/host_build.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -102,7 +103,13 @@ TEST_F(LifecycleTest, TenThousandCyclesDoNotGrowMemoryOrFileDescriptors) {
   // by design here; LeakSanitizer checks for leaks exactly at exit instead.
   std::printf("lifecycle: RSS bound not checked under AddressSanitizer (quarantine); LSan checks leaks\n");
 #else
-  EXPECT_LT(static_cast<int64_t>(rss_after) - static_cast<int64_t>(rss_before), 1 << 20);
+  if (!testing::TestEmulator().empty()) {
+    // qemu-user's RSS is its own: its translation cache grows with every newly mapped copy of the
+    // library's code (+155 MB over these cycles, measured). File descriptors and results still count.
+    std::printf("lifecycle: RSS bound not checked under %s (its translation cache)\n", testing::TestEmulator().c_str());
+  } else {
+    EXPECT_LT(static_cast<int64_t>(rss_after) - static_cast<int64_t>(rss_before), 1 << 20);
+  }
 #endif
   EXPECT_EQ(fds_after, fds_before);
   EXPECT_EQ(dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr) << "the library stayed mapped";

@@ -12,6 +12,7 @@
 #include "runtime/ffi_function.h"
 #include "runtime/last_error.h"
 #include "runtime/library_module.h"
+#include "tests/util/host_build.h"
 #include "tests/util/status_matchers.h"
 #include "tests/util/test_util.h"
 
@@ -79,7 +80,7 @@ TEST(FfiHandleTest, InitOnceRunsTheInitializerOnceAcrossThreads) {
 }
 
 TEST(FfiKernelTest, KernelsResolveUnderTheKernelRule) {
-  auto opened = LibraryModuleNode::Open(testing::Runfile("testdata/relax/mlp.so"));
+  auto opened = LibraryModuleNode::Open(testing::Runfile(testing::HostBuild("testdata/relax/mlp.so")));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   ObjectPtr<LibraryModuleNode> lib = opened->module;
   ObjectPtr<ModuleNode> self(lib);

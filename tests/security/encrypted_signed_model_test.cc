@@ -9,6 +9,7 @@
 #include "security/model_encryption.h"
 #include "security/model_signature.h"
 #include "tests/security/security_test_util.h"
+#include "tests/util/host_build.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -20,8 +21,8 @@ struct ProgramResult {
 };
 
 ProgramResult RunExample(const std::string& model, const std::string& key, const std::string& pub) {
-  const std::string command = testing::Runfile("security/examples/encrypted_signed_model") + " '" + model + "' '" +
-                              key + "' '" + pub + "' 2>&1";
+  const std::string command = testing::ShellCommandFor(testing::Runfile("security/examples/encrypted_signed_model")) +
+                              " '" + model + "' '" + key + "' '" + pub + "' 2>&1";
   ProgramResult r;
   FILE* p = ::popen(command.c_str(), "r");
   if (p == nullptr) return r;

@@ -9,6 +9,7 @@
 #include "backends/opencl/opencl_backend.h"
 #include "backends/opencl/opencl_devices.h"
 #include "tests/tools/cli_test_util.h"
+#include "tests/util/host_build.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
@@ -241,7 +242,7 @@ TEST_F(CliRunBenchTest, BenchText) {
 // --trace writes a Chrome trace (Trace Event Format) of three runs: every event a complete ("X") event
 // with ts/dur in microseconds, each run's kernels inside its run event, for both executor kinds.
 TEST_F(CliRunBenchTest, BenchTraceWritesAChromeTraceForBothKinds) {
-  const std::string relax = testing::Runfile("testdata/relax/dyn_batch.so");
+  const std::string relax = testing::Runfile(testing::HostBuild("testdata/relax/dyn_batch.so"));
   for (const std::string& model : {Model(), relax}) {
     const std::string trace = Path("trace.json");
     std::remove(trace.c_str());

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -53,8 +54,11 @@ CliResult RunSorun(const std::vector<std::string>& args, const std::map<std::str
     char buf[4096];
     if (getcwd(buf, sizeof(buf))) binary = std::string(buf) + "/" + binary;
   }
-  // Build argv and envp.
+  // Build argv and envp. Under --config=aarch64 the CLI is an aarch64 program and there is no binfmt_misc
+  // to run it: toolchains/aarch64/qemu_run.sh names the emulator in SORUN_TEST_EMULATOR.
   std::vector<std::string> argv_s = {binary};
+  const char* emulator = std::getenv("SORUN_TEST_EMULATOR");
+  if (emulator != nullptr && *emulator != '\0') argv_s.insert(argv_s.begin(), emulator);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& s : argv_s) argv.push_back(s.data());
@@ -79,7 +83,7 @@ CliResult RunSorun(const std::vector<std::string>& args, const std::map<std::str
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+  int rc = posix_spawnp(&pid, argv_s[0].c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   CliResult result;
   if (rc != 0) throw std::runtime_error("cannot start " + binary + ": " + std::strerror(rc));

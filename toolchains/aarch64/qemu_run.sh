@@ -16,6 +16,8 @@ if [ "$(head -c 4 "$prog" | od -An -c | tr -d ' ')" = '177ELF' ] &&
   else
     export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
   fi
+  # A test that starts another program of the build (the CLI tests) starts it through this emulator.
+  export SORUN_TEST_EMULATOR=qemu-aarch64
   exec qemu-aarch64 "$@"
 fi
 exec "$@"

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# The aarch64 job of CI (.ci/run; docs/embedded.md "CI"): cross-builds sorun for 64-bit Arm
-# (--config=aarch64) and runs a chosen subset of the tests under qemu-aarch64, then the static core's size
-# budget (embedded/size_report.sh). The subset is what emulation adds over the x86-64 suites: the ELF
-# refusal, the TVM 0.27 aarch64 exports (the small checked-in ones, ResNet-18 and MobileNetV2) against TVM's
-# x86-64 outputs and the thread pool (Arm's weaker memory model, 3 runs); with SORUN_AARCH64_TESTS=full also
-# the bad-input catalogue, the zoo end to end (kernels cross-compiled, packed by the x86-64 `sorun pack`) and
-# the threaded executor suites (3 runs). Left out: //tests/relax:vm_executor_test (its fixtures are x86-64
-# TVM exports) and //tests/robustness:lifecycle_test (its RSS bound counts qemu's own translation cache:
-# +155 MB over 10,000 load/unload cycles under emulation). Other suites run on demand: bazel test --config=aarch64 //tests/<pkg>/...
-#   1. build: libsorun.so, the static cores and hello programs (full: also the CLI and the Triton backend);
+# The aarch64 job of CI (.ci/run; docs/embedded.md "Tests under emulation"): cross-builds sorun for 64-bit Arm
+# (--config=aarch64) and runs every test that can run on aarch64 under qemu-aarch64, then the static core's
+# size budget.
+#   1. build: libsorun.so, the CLI, the Triton backend (build only: no Triton server for arm64 here), the
+#      static cores and hello programs;
 #   2. large exports: ResNet-18 and MobileNetV2 for aarch64 and their x86-64 TVM references
 #      (testdata/relax_aarch64/make_relax_aarch64_large.py, the pinned TVM 0.27 venv of
 #      tests/interop/install_tvm027.sh), input 1x3xNxN (N = SORUN_AARCH64_LARGE_SIZE, default 64), cached
 #      in ~/.cache/sorun/relax-aarch64-large/<hash of the generator sources and pins>-<N>; given to
 #      aarch64_exports_test as SORUN_AARCH64_LARGE_MODELS (it skips those two cases, with the reason, when
 #      the venv cannot be had here);
-#   3. test: SUBSET under qemu, the "concurrency"-tagged ones --runs_per_test=3;
+#   3. test: //tests/... under qemu (toolchains/aarch64/qemu_run.sh), the "concurrency"-tagged suites three
+#      times each (Arm's weaker memory model), the TVM fixtures of testdata/relax as their aarch64 builds
+#      (testdata/relax/aarch64). Not here, each for its reason:
+#        - //tests/opencl/...: PoCL, the OpenCL platform, is installed for x86-64 only;
+#        - //tests/cuda/...: the CUDA toolkit and the stand-in driver are x86-64;
+#        - tag x86_64_only: tests driven by the host's Python or compiler (ctypes, the doc samples, the doc
+#          markers, whose labels include the Python extension);
+#      and, inside suites, cases of x86-64-only fixtures (TVM 0.16, CUDA and OpenCL exports) skip naming
+#      both architectures (tests/util/host_build.h);
 #   4. size: embedded/size_report.sh against embedded/size_budget.txt.
 # Exit 3 (skipped, the reason printed) when the cross compiler or qemu-aarch64 is missing.
-# usage: [SORUN_AARCH64_TESTS=full] [SORUN_AARCH64_LARGE_SIZE=N] tools/ci/aarch64.sh
+# usage: [SORUN_AARCH64_LARGE_SIZE=N] tools/ci/aarch64.sh [extra bazel test flags]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
@@ -27,26 +30,11 @@ for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
     exit 3
   fi
 done
-# CI's quick subset needs no x86-64 host tools (a cold build of `sorun pack` for the zoo models alone costs
-# minutes on 2 cores); SORUN_AARCH64_TESTS=full adds the suites over the zoo models (on demand).
-SUBSET=(
-  //tests/format:elf_preflight_test
-  //tests/e2e:aarch64_exports_test
-  //tests/runtime:thread_pool_test
-)
-if [ "${SORUN_AARCH64_TESTS:-quick}" = full ]; then
-  SUBSET+=(
-    //tests/robustness:bad_input_catalogue_test
-    //tests/e2e:zoo_test
-    //tests/executor:executor_conformance_threads_test
-    //tests/graph_executor:graph_executor_test
-  )
-fi
+# What runs under qemu: every test but the packages whose platform exists for x86-64 only.
+TESTS=(//tests/... -//tests/opencl/... -//tests/cuda/...)
 status=0
 t0=$(date +%s)
-BUILD=(//api:libsorun.so //embedded/...)
-# The CLI (with the packer) and the Triton backend: about 100 more compile actions, on demand only.
-[ "${SORUN_AARCH64_TESTS:-quick}" = full ] && BUILD+=(//tools:sorun //serving/triton:libtriton_sorun.so)
+BUILD=(//api:libsorun.so //tools:sorun //serving/triton:libtriton_sorun.so //embedded/...)
 nice bazel build --config=aarch64 "${BUILD[@]}" || status=1
 t1=$(date +%s)
 echo "aarch64: build $((t1 - t0))s"
@@ -87,12 +75,11 @@ fi
 rm -f "$venv_log"
 t1b=$(date +%s)
 echo "aarch64: large exports $((t1b - t1))s"
-# The threaded tests 3 times each (a race that x86-64's stronger ordering hides can show on Arm).
-# The executor conformance suite's Relax cases use testdata/relax, x86-64 TVM exports: refused on aarch64
-# ("built for x86_64, this machine is aarch64"); the aarch64 Relax exports are aarch64_exports_test's.
-nice bazel test --config=aarch64 --test_filter=-*relax_* \
-  --runs_per_test=executor_conformance_threads_test,thread_pool_test,graph_executor_test@3 \
-  "${LARGE_ENV[@]}" "${SUBSET[@]}" || status=1
+# The threaded suites 3 times each (a race that x86-64's stronger ordering hides can show on Arm).
+threaded=$(bazel query "attr(tags, concurrency, tests(//tests/...)) except //tests/opencl/... except //tests/cuda/..." \
+  2>/dev/null | paste -sd, -)
+nice bazel test --config=aarch64 --test_tag_filters=-x86_64_only ${threaded:+--runs_per_test="$threaded@3"} \
+  "${LARGE_ENV[@]}" "$@" -- "${TESTS[@]}" || status=1
 t2=$(date +%s)
 echo "aarch64: tests under qemu $((t2 - t1b))s"
 bash embedded/size_report.sh || status=1
