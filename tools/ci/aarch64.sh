@@ -16,7 +16,8 @@
 #      aarch64_exports_test as SORUN_AARCH64_LARGE_MODELS (it skips those two cases, with the reason, when
 #      the venv cannot be had here);
 #   3. test: SUBSET under qemu, the "concurrency"-tagged ones --runs_per_test=3;
-#   4. size: embedded/size_report.sh against embedded/size_budget.txt.
+#   4. size: embedded/size_report.sh against embedded/size_budget.txt (both, graph, vm; and graph_noexc_lto,
+#      the graph-only core without exceptions and RTTI linked with LTO: --config=minsize_lto).
 # Exit 3 (skipped, the reason printed) when the cross compiler or qemu-aarch64 is missing.
 # usage: [SORUN_AARCH64_TESTS=full] [SORUN_AARCH64_LARGE_SIZE=N] tools/ci/aarch64.sh
 set -uo pipefail
