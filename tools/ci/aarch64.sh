@@ -19,7 +19,8 @@
 #          markers, whose labels include the Python extension);
 #      and, inside suites, cases of x86-64-only fixtures (TVM 0.16, CUDA and OpenCL exports) skip naming
 #      both architectures (tests/util/host_build.h);
-#   4. size: embedded/size_report.sh against embedded/size_budget.txt.
+#   4. size: embedded/size_report.sh against embedded/size_budget.txt (both, graph, vm; and graph_noexc_lto,
+#      the graph-only core without exceptions and RTTI linked with LTO: --config=minsize_lto).
 # Exit 3 (skipped, the reason printed) when the cross compiler or qemu-aarch64 is missing.
 # usage: [SORUN_AARCH64_LARGE_SIZE=N] tools/ci/aarch64.sh [extra bazel test flags]
 set -uo pipefail
