@@ -2,26 +2,12 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 
 #include "format/elf_preflight.h"
 #include "tests/util/test_util.h"
 
 namespace sorun {
 namespace testing {
-namespace {
-
-// e_machine of the ELF file at `path`, or 0 when it is not one.
-uint16_t ElfMachineOf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char header[20] = {};
-  if (!in.read(reinterpret_cast<char*>(header), sizeof(header))) return 0;
-  if (header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' || header[3] != 'F') return 0;
-  if (header[5] != 1) return 0;  // sorun's targets are little-endian
-  return static_cast<uint16_t>(header[18] | (header[19] << 8));
-}
-
-}  // namespace
 
 std::string HostBuild(const std::string& workspace_relative) {
   if (ElfMachineName(HostElfMachine()) == "x86_64") return workspace_relative;
@@ -37,9 +23,14 @@ bool RecordedBitForBit(const std::string& workspace_relative) {
 }
 
 std::string ForeignBuildReason(const std::string& path) {
-  const uint16_t machine = ElfMachineOf(path);
-  if (machine == 0 || machine == HostElfMachine()) return "";
-  return path + ": built for " + ElfMachineName(machine) + ", this machine is " + ElfMachineName(HostElfMachine());
+  if (!FileExists(path)) return "";
+  const std::string bytes = ReadFileOrDie(path);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  // The loader's own preflight: a library it would take on its own architecture (machine 0: any) that
+  // it refuses on this one says "built for <its>, this machine is <this>".
+  if (!PreflightSharedLibraryBytes(data, bytes.size(), path, /*machine=*/0).ok()) return "";
+  const Status here = PreflightSharedLibraryBytes(data, bytes.size(), path);
+  return here.ok() ? "" : here.message();
 }
 
 std::string TestEmulator() {

@@ -20,8 +20,9 @@ std::string HostBuild(const std::string& workspace_relative);
 // same model (other instructions, other rounding: compare within a tolerance).
 bool RecordedBitForBit(const std::string& workspace_relative);
 
-// Why the compiled file at `path` cannot be loaded on this machine ("<path>: built for x86_64, this
-// machine is aarch64"), or "" when it can (or is not an ELF file).
+// Why the compiled file at `path` cannot be loaded on this machine, in the loader's words ("<path>: not a
+// loadable shared library: built for x86_64, this machine is aarch64"), or "" when it can (or is no
+// shared library at all: the test then reports what the loader says).
 std::string ForeignBuildReason(const std::string& path);
 
 // The emulator the test runs under (SORUN_TEST_EMULATOR, exported by toolchains/aarch64/qemu_run.sh:
